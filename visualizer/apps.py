@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class VisualizerConfig(AppConfig):
+    name = "visualizer"
+    verbose_name = "kube-scheduler visualizer"

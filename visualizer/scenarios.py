@@ -1,0 +1,55 @@
+"""The scenario library: what the scenario files in a directory say about themselves.
+
+This reads only each file's `metadata` (name, title, description) so the library page can
+list it; a file that cannot be read or has no `metadata.name` becomes an entry carrying its
+error instead. Full validation belongs to the engine (`python -m engine validate`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+
+@dataclass(frozen=True)
+class ScenarioEntry:
+    """One scenario file as the library shows it: its metadata, or why it could not be read."""
+
+    filename: str
+    name: str = ""
+    title: str = ""
+    description: str = ""
+    error: str = ""
+
+
+def read_entry(path: Path) -> ScenarioEntry:
+    """Read one scenario file's metadata; never raises for a bad file."""
+    try:
+        with path.open(encoding="utf-8") as f:
+            document = yaml.safe_load(f)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        return ScenarioEntry(filename=path.name, error=f"{path.name}: {exc}")
+    if not isinstance(document, dict):
+        return ScenarioEntry(
+            filename=path.name,
+            error=f"{path.name}: expected a mapping at the top level, "
+            f"got {type(document).__name__}",
+        )
+    metadata = document.get("metadata")
+    if not isinstance(metadata, dict) or not metadata.get("name"):
+        return ScenarioEntry(filename=path.name, error=f"{path.name}: metadata.name is required")
+    return ScenarioEntry(
+        filename=path.name,
+        name=str(metadata["name"]),
+        title=str(metadata.get("title") or ""),
+        description=str(metadata.get("description") or ""),
+    )
+
+
+def list_scenarios(directory: Path) -> list[ScenarioEntry]:
+    """Every `*.yaml` file in `directory`, sorted by file name (none if it does not exist)."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        return []
+    return [read_entry(path) for path in sorted(directory.glob("*.yaml"))]
