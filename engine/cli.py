@@ -1,0 +1,108 @@
+"""The headless CLI (SPEC.md §2).
+
+    python -m engine run SCENARIO [--until SECONDS] [--state PATH|-] [--trace PATH|-]
+    python -m engine validate SCENARIO
+
+Exit 0 on success; 2 with a one-paragraph message on standard error for an invalid scenario
+or arguments; 1 for an internal error.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+
+from .errors import ScenarioError
+from .quantity import parse_duration
+from .trace import JsonLinesWriter, Trace
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def build_parser():
+    p = _ArgumentParser(prog="python -m engine",
+                        description="A deterministic, steppable kube-scheduler v1.28, headless.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_ArgumentParser)
+    r = sub.add_parser("run", help="run a scenario and write its final state and trace")
+    r.add_argument("scenario")
+    r.add_argument("--until", help="stop once everything due at virtual times <= SECONDS happened")
+    r.add_argument("--state", help="write the final state as JSON to PATH (- for standard output)")
+    r.add_argument("--trace", help="write every trace event as JSON Lines to PATH (- for standard output)")
+    v = sub.add_parser("validate", help="check a scenario and report every problem with its place")
+    v.add_argument("scenario")
+    return p
+
+
+def _open(path):
+    if path == "-":
+        return sys.stdout, False
+    return open(path, "w", encoding="utf-8"), True
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        from .scenario import Scenario
+        try:
+            scenario = Scenario.from_path(args.scenario)
+        except ScenarioError as e:
+            print(e.describe(), file=sys.stderr)
+            return 2
+        if args.command == "validate":
+            print(f"{args.scenario}: valid ({len(scenario.objects)} objects, {len(scenario.actions)} actions)")
+            return 0
+        until = None
+        if args.until is not None:
+            try:
+                until = parse_duration(args.until)
+            except ValueError as e:
+                print(f"python -m engine: error: --until: {e}", file=sys.stderr)
+                return 2
+        if args.state == "-" and args.trace == "-":
+            print("python -m engine: error: --state and --trace cannot both be standard output", file=sys.stderr)
+            return 2
+        from .scheduler import Engine
+        trace = Trace(enabled=False)
+        trace_fh = None
+        to_close = []
+        try:
+            if args.trace:
+                trace_fh, close = _open(args.trace)
+                if close:
+                    to_close.append(trace_fh)
+                trace.add_sink(JsonLinesWriter(trace_fh))
+            try:
+                engine = Engine(scenario, trace)
+            except ScenarioError as e:
+                e.source = args.scenario
+                print(e.describe(), file=sys.stderr)
+                return 2
+            engine.run(until)
+            if args.state:
+                fh, close = _open(args.state)
+                try:
+                    json.dump(engine.state(), fh, indent=2)
+                    fh.write("\n")
+                finally:
+                    if close:
+                        fh.close()
+        finally:
+            for fh in to_close:
+                fh.close()
+            if trace_fh is sys.stdout:
+                sys.stdout.flush()
+        return 0
+    except OSError as e:
+        print(f"python -m engine: error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    except Exception:  # pragma: no cover - a bug
+        print("python -m engine: internal error (a bug in the engine; please report it with the scenario):",
+              file=sys.stderr)
+        traceback.print_exc()
+        return 1

@@ -1,0 +1,37 @@
+"""framework.CycleState (``pkg/scheduler/framework/cycle_state.go``): per-cycle plugin data.
+
+Values stored must offer ``clone()`` (StateData.Clone) so preemption can try nodes on a copy.
+"""
+from __future__ import annotations
+
+
+class CycleState:
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "record_plugin_metrics")
+
+    def __init__(self):
+        self._data: dict = {}
+        self.skip_filter_plugins: set = set()
+        self.skip_score_plugins: set = set()
+        self.record_plugin_metrics = False
+
+    def read(self, key: str):
+        """Returns the stored value; raises KeyError if absent (upstream ErrNotFound)."""
+        return self._data[key]
+
+    def get(self, key: str, default=None):
+        return self._data.get(key, default)
+
+    def write(self, key: str, value) -> None:
+        self._data[key] = value
+
+    def delete(self, key: str) -> None:
+        self._data.pop(key, None)
+
+    def clone(self) -> "CycleState":
+        c = CycleState()
+        for k, v in self._data.items():
+            c._data[k] = v.clone() if hasattr(v, "clone") else v
+        c.skip_filter_plugins = set(self.skip_filter_plugins)
+        c.skip_score_plugins = set(self.skip_score_plugins)
+        c.record_plugin_metrics = self.record_plugin_metrics
+        return c

@@ -1,0 +1,54 @@
+"""What a plugin can reach: framework.Handle (``pkg/scheduler/framework/interface.go``).
+
+A plugin factory receives ``(args, handle)``.  ``args`` is the plugin's ``pluginConfig`` args
+as a plain dict (camelCase keys, as in KubeSchedulerConfiguration), possibly empty; the
+factory applies upstream's defaults.  ``handle`` offers:
+
+``handle.snapshot()``
+    the cycle's Snapshot (``SharedLister``): ``node_info_list`` (every NodeInfo in upstream's
+    node-tree order), ``have_pods_with_affinity_list()``,
+    ``have_pods_with_required_anti_affinity_list()``, ``get(node_name)`` (KeyError if absent).
+``handle.nominator``
+    the PodNominator: ``nominated_pods_for_node(node_name)`` (pods, in nomination order).
+``handle.pdbs()``
+    the PodDisruptionBudgets, for preemption.
+``handle.run_filter_plugins_with_nominated_pods(state, pod, node_info, dry_run)``,
+``handle.run_pre_filter_extension_add_pod(...)``, ``..._remove_pod(...)``
+    the framework's own runners, for PostFilter plugins that simulate (preemption).
+``handle.trace``
+    the trace sink (``emit(type, **fields)``), for PostFilter plugins that want their steps
+    shown (PreemptionCandidate, ReprieveStep, ...).
+``handle.profile_name``, ``handle.parallelism``
+"""
+from __future__ import annotations
+
+
+class Snapshot:
+    """The cluster as one cycle sees it (internal/cache/snapshot.go).
+
+    The simulator evaluates a whole scheduling cycle at the instant it starts, so the
+    scheduler cache itself serves as the snapshot: nothing changes while a cycle computes.
+    """
+    __slots__ = ("node_info_list", "_by_name", "_affinity", "_anti")
+
+    def __init__(self, node_info_list: list, by_name: dict):
+        self.node_info_list = node_info_list
+        self._by_name = by_name
+        self._affinity = None
+        self._anti = None
+
+    def get(self, name: str):
+        return self._by_name[name]
+
+    def num_nodes(self) -> int:
+        return len(self.node_info_list)
+
+    def have_pods_with_affinity_list(self) -> list:
+        if self._affinity is None:
+            self._affinity = [n for n in self.node_info_list if n.pods_with_affinity]
+        return self._affinity
+
+    def have_pods_with_required_anti_affinity_list(self) -> list:
+        if self._anti is None:
+            self._anti = [n for n in self.node_info_list if n.pods_with_required_anti_affinity]
+        return self._anti

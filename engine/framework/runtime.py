@@ -1,0 +1,459 @@
+"""The framework runtime: one instance per profile (upstream ``framework/runtime/framework.go``).
+
+It builds the profile's plugins, runs each extension point in the configured order, applies
+upstream's combination rules (Filter stops at the first rejection; PreFilter results are
+intersected; scores are normalised, checked to lie in [0, 100] and weighted), and records a
+``PluginResult`` trace event for every plugin call.  Calls made by preemption's dry run on
+cloned state are marked ``dryRun: true``.
+"""
+from __future__ import annotations
+
+from ..errors import ConfigError, PluginValidationError
+from ..plugins import registry
+from .cycle_state import CycleState
+from .handle import Snapshot
+from .interface import (EXTENSION_POINTS, MAX_NODE_SCORE, MIN_NODE_SCORE, ActionType,
+                        ClusterEvent, Code, EnqueueExtensions, GVK, NodeScore, PreFilterResult,
+                        Status)
+from ..config import expand_plugins
+
+_POINT_LABEL = {"preEnqueue": "PreEnqueue", "queueSort": "QueueSort", "preFilter": "PreFilter",
+                "filter": "Filter", "postFilter": "PostFilter", "preScore": "PreScore",
+                "score": "Score", "reserve": "Reserve", "permit": "Permit", "preBind": "PreBind",
+                "bind": "Bind", "postBind": "PostBind"}
+_ALL_EVENT = ClusterEvent(GVK.WildCard, ActionType.All)
+_SUCCESS = Code.Success
+
+
+def _code_name(status) -> str:
+    return "Success" if status is None else status.code.name
+
+
+def _reasons(status) -> list:
+    return [] if status is None else list(status.reasons)
+
+
+class Framework:
+    """framework.Framework for one profile.  Also the ``handle`` given to its plugins."""
+
+    def __init__(self, profile, *, trace, nominator=None, pdb_lister=None, snapshot_fn=None,
+                 global_percentage: int = 0):
+        self.profile_name = profile.scheduler_name
+        self.trace = trace
+        self.nominator = nominator
+        self._pdb_lister = pdb_lister
+        self._snapshot_fn = snapshot_fn
+        self.parallelism = 16
+        self.percentage_of_nodes_to_score = (profile.percentage_of_nodes_to_score
+                                             if profile.percentage_of_nodes_to_score is not None else None)
+        self.global_percentage = global_percentage
+        self.cycle = 0          # set by the scheduler for trace events
+        self.pod_key = ""
+        self._snapshot: Snapshot | None = None
+
+        def implements(name, point):
+            return isinstance(self._instance(name, profile), EXTENSION_POINTS[point])
+
+        self._instances: dict = {}
+        try:
+            per_point, weights = expand_plugins(profile, implements)
+        except PluginValidationError as e:
+            raise ConfigError([str(e)]) from None
+        for point, names in per_point.items():
+            for n in names:
+                inst = self._instance(n, profile)
+                if not isinstance(inst, EXTENSION_POINTS[point]):
+                    raise ConfigError([f"{profile.place}.plugins.{point}: plugin {n!r} does not extend {_POINT_LABEL[point]}"])
+        self.plugins = {p: [self._instances[n] for n in names] for p, names in per_point.items()}
+        if len(self.plugins["queueSort"]) != 1:
+            raise ConfigError([f"{profile.place}.plugins.queueSort: exactly one queue sort plugin is required, "
+                               f"got {len(self.plugins['queueSort'])}"])
+        if not self.plugins["bind"]:
+            raise ConfigError([f"{profile.place}.plugins.bind: at least one bind plugin is required"])
+        for n in profile.plugin_config:
+            if n not in self._instances and registry.get(n) is None:
+                raise ConfigError([f"{profile.place}.pluginConfig: {n!r} is not a known plugin"])
+        self.score_plugin_weight = weights
+        self.pre_enqueue_plugins = self.plugins["preEnqueue"]
+        self.queue_sort = self.plugins["queueSort"][0]
+        self.pre_filter_plugins = self.plugins["preFilter"]
+        self.filter_plugins = self.plugins["filter"]
+        self.post_filter_plugins = self.plugins["postFilter"]
+        self.pre_score_plugins = self.plugins["preScore"]
+        self.score_plugins = self.plugins["score"]
+        self.reserve_plugins = self.plugins["reserve"]
+        self.permit_plugins = self.plugins["permit"]
+        self.pre_bind_plugins = self.plugins["preBind"]
+        self.bind_plugins = self.plugins["bind"]
+        self.post_bind_plugins = self.plugins["postBind"]
+        self._pre_filter_ext = [(p, p.pre_filter_extensions()) for p in self.pre_filter_plugins]
+        self._pre_filter_ext = [(p, e) for p, e in self._pre_filter_ext if e is not None]
+
+    def _instance(self, name, profile):
+        inst = self._instances.get(name)
+        if inst is not None:
+            return inst
+        factory = registry.get(name)
+        if factory is None:
+            from ..config import VOLUME_PLUGINS
+            why = (" (volume plugins are not modelled: the engine has no volumes)"
+                   if name in VOLUME_PLUGINS else "")
+            raise ConfigError([f"{profile.place}.plugins: {name!r} is not a known plugin{why}"])
+        args = profile.plugin_config.get(name) or {}
+        inst = factory(args, self)
+        if not getattr(inst, "name", None):
+            raise ConfigError([f"{profile.place}.plugins: the plugin built for {name!r} has no name"])
+        self._instances[name] = inst
+        return inst
+
+    # ------------------------------------------------------------------ handle API
+
+    def snapshot(self) -> Snapshot:
+        if self._snapshot is None and self._snapshot_fn is not None:
+            self._snapshot = self._snapshot_fn()
+        return self._snapshot
+
+    def set_snapshot(self, snap: Snapshot) -> None:
+        self._snapshot = snap
+
+    def pdbs(self) -> list:
+        return self._pdb_lister() if self._pdb_lister else []
+
+    def enqueue_extensions(self) -> list:
+        """(plugin name, [ClusterEventWithHint]) for every plugin of the profile."""
+        out = []
+        for name, inst in self._instances.items():
+            if isinstance(inst, EnqueueExtensions):
+                events = inst.events_to_register() or []
+                out.append((name, [(e.event, e.queueing_hint_fn) for e in events]))
+            else:
+                out.append((name, [(_ALL_EVENT, None)]))
+        return out
+
+    def hint_map(self) -> list:
+        """buildQueueingHintMap: [(registered event, [(plugin, hint fn)])] grouped by event."""
+        grouped: dict = {}
+        for name, events in self.enqueue_extensions():
+            for ev, fn in events:
+                k = (ev.resource, int(ev.action_type), ev.label)
+                grouped.setdefault(k, (ev, []))[1].append((name, fn))
+        return list(grouped.values())
+
+    def _emit(self, pod, point, plugin, node, status, score=None, dry_run=False):
+        self.trace.emit("PluginResult", pod=pod.key, cycle=self.cycle, point=point, plugin=plugin,
+                        node=node, code=_code_name(status), reasons=_reasons(status), score=score,
+                        dryRun=dry_run)
+
+    # ------------------------------------------------------------------ PreEnqueue
+
+    def run_pre_enqueue_plugin(self, pl, pod):
+        status = pl.pre_enqueue(pod)
+        if self.trace.enabled:
+            self.trace.emit("PluginResult", pod=pod.key, cycle=None, point="PreEnqueue", plugin=pl.name,
+                            node=None, code=_code_name(status), reasons=_reasons(status), score=None,
+                            dryRun=False)
+        return status
+
+    # ------------------------------------------------------------------ PreFilter
+
+    def run_pre_filter_plugins(self, state: CycleState, pod):
+        """RunPreFilterPlugins: returns (PreFilterResult | None, Status | None)."""
+        result = None
+        plugins_with_nodes = []
+        skip = set()
+        tr = self.trace.enabled
+        for pl in self.pre_filter_plugins:
+            r, status = pl.pre_filter(state, pod)
+            if tr:
+                self._emit(pod, "PreFilter", pl.name, None, status)
+            if status is not None and status.code == Code.Skip:
+                skip.add(pl.name)
+                continue
+            if status is not None and status.code != _SUCCESS:
+                status.failed_plugin = pl.name
+                if status.is_unschedulable():
+                    return None, status
+                return None, Status(Code.Error, [f"running PreFilter plugin {pl.name!r}: {status.message()}"], pl.name)
+            if r is not None and not r.all_nodes():
+                plugins_with_nodes.append(pl.name)
+            result = r if result is None else result.merge(r)
+            if result is not None and not result.all_nodes() and not result.node_names:
+                msg = (f"node(s) didn't satisfy plugin(s) {plugins_with_nodes} simultaneously"
+                       if len(plugins_with_nodes) > 1 else f"node(s) didn't satisfy plugin {plugins_with_nodes[0]}")
+                return None, Status(Code.Unschedulable, [msg])
+        state.skip_filter_plugins = skip
+        return result, None
+
+    def run_pre_filter_extension_add_pod(self, state, pod, pod_to_add, node_info, dry_run=False):
+        for pl, ext in self._pre_filter_ext:
+            if pl.name in state.skip_filter_plugins:
+                continue
+            status = ext.add_pod(state, pod, pod_to_add, node_info)
+            if status is not None and status.code != _SUCCESS:
+                return Status(Code.Error, [f"running AddPod on PreFilter plugin {pl.name!r}: {status.message()}"], pl.name)
+        return None
+
+    def run_pre_filter_extension_remove_pod(self, state, pod, pod_to_remove, node_info, dry_run=False):
+        for pl, ext in self._pre_filter_ext:
+            if pl.name in state.skip_filter_plugins:
+                continue
+            status = ext.remove_pod(state, pod, pod_to_remove, node_info)
+            if status is not None and status.code != _SUCCESS:
+                return Status(Code.Error, [f"running RemovePod on PreFilter plugin {pl.name!r}: {status.message()}"], pl.name)
+        return None
+
+    # ------------------------------------------------------------------ Filter
+
+    def run_filter_plugins(self, state, pod, node_info, dry_run=False):
+        """RunFilterPlugins: the first non-Success stops the node's evaluation."""
+        skip = state.skip_filter_plugins
+        tr = self.trace.enabled
+        for pl in self.filter_plugins:
+            if skip and pl.name in skip:
+                continue
+            status = pl.filter(state, pod, node_info)
+            if tr:
+                self._emit(pod, "Filter", pl.name, node_info.name, status, None, dry_run)
+            if status is not None and status.code != _SUCCESS:
+                if not status.is_unschedulable():
+                    return Status(Code.Error, [f"running {pl.name!r} filter plugin: {status.message()}"], pl.name)
+                status.failed_plugin = pl.name
+                return status
+        return None
+
+    def run_filter_plugins_with_nominated_pods(self, state, pod, node_info, dry_run=False):
+        """RunFilterPluginsWithNominatedPods: first with the pods nominated to the node whose
+        priority is >= the pod's (if any), then without them; both must pass."""
+        status = None
+        pods_added = False
+        for i in range(2):
+            state_to_use, info_to_use = state, node_info
+            if i == 0:
+                pods_added, state_to_use, info_to_use, err = self._add_nominated_pods(state, pod, node_info, dry_run)
+                if err is not None:
+                    return err
+            elif not pods_added or status is not None:
+                break
+            status = self.run_filter_plugins(state_to_use, pod, info_to_use, dry_run)
+            if status is not None and not status.is_unschedulable() and status.code != _SUCCESS:
+                return status
+        return status
+
+    def _add_nominated_pods(self, state, pod, node_info, dry_run):
+        """addNominatedPods."""
+        if self.nominator is None or node_info.node is None:
+            return False, state, node_info, None
+        nominated = self.nominator.nominated_pods.get(node_info.name)
+        if not nominated:
+            return False, state, node_info, None
+        node_out = None
+        state_out = None
+        prio = pod.priority
+        for p in nominated:
+            if p.priority >= prio and p.key != pod.key:
+                if node_out is None:
+                    node_out = node_info.clone()
+                    state_out = state.clone()
+                node_out.add_pod(p)
+                err = self.run_pre_filter_extension_add_pod(state_out, pod, p, node_out, dry_run)
+                if err is not None:
+                    return False, state, node_info, err
+        if node_out is None:
+            return False, state, node_info, None
+        return True, state_out, node_out, None
+
+    # ------------------------------------------------------------------ PostFilter
+
+    def run_post_filter_plugins(self, state, pod, filtered_node_status_map):
+        """RunPostFilterPlugins: the first Success wins; otherwise the reasons are merged."""
+        statuses = []
+        result = None
+        for pl in self.post_filter_plugins:
+            r, status = pl.post_filter(state, pod, filtered_node_status_map)
+            if self.trace.enabled:
+                self._emit(pod, "PostFilter", pl.name, None, status)
+            if status is None or status.code == _SUCCESS:
+                return r, status
+            if status.code == Code.UnschedulableAndUnresolvable:
+                status.failed_plugin = pl.name
+                return r, status
+            if not status.is_unschedulable():
+                return None, Status(Code.Error, status.reasons, pl.name)
+            if r is not None and r.nominating_info is not None:
+                result = r
+            statuses.append(status)
+        reasons = []
+        for s in statuses:
+            reasons.extend(s.reasons)
+        return result, Status(Code.Unschedulable, reasons, statuses[0].failed_plugin if statuses else "")
+
+    # ------------------------------------------------------------------ Score
+
+    def run_pre_score_plugins(self, state, pod, nodes):
+        skip = set()
+        for pl in self.pre_score_plugins:
+            status = pl.pre_score(state, pod, nodes)
+            if self.trace.enabled:
+                self._emit(pod, "PreScore", pl.name, None, status)
+            if status is not None and status.code == Code.Skip:
+                skip.add(pl.name)
+                continue
+            if status is not None and status.code != _SUCCESS:
+                return Status(Code.Error, [f"running PreScore plugin {pl.name!r}: {status.message()}"], pl.name)
+        state.skip_score_plugins = skip
+        return None
+
+    def run_score_plugins(self, state, pod, nodes):
+        """RunScorePlugins: Score per node, NormalizeScore per plugin, weights, totals.
+
+        Returns (list of (node name, total, {plugin: (raw, normalized, weighted)}), Status).
+        """
+        skip = state.skip_score_plugins
+        plugins = [pl for pl in self.score_plugins if pl.name not in skip]
+        tr = self.trace.enabled
+        per_plugin = {}
+        for pl in plugins:
+            scores = []
+            for ni in nodes:
+                s, status = pl.score(state, pod, ni.name)
+                if status is not None and status.code != _SUCCESS:
+                    return None, Status(Code.Error, [f"running Score plugins: plugin {pl.name!r} failed with: {status.message()}"], pl.name)
+                scores.append(NodeScore(ni.name, s))
+            raw = [ns.score for ns in scores] if tr else None
+            ext = pl.score_extensions()
+            if ext is not None:
+                status = ext.normalize_score(state, pod, scores)
+                if status is not None and status.code != _SUCCESS:
+                    return None, Status(Code.Error, [f"running Normalize on Score plugins: plugin {pl.name!r} failed with: {status.message()}"], pl.name)
+            per_plugin[pl.name] = (raw, scores, ext is not None)
+        totals = []
+        for idx, ni in enumerate(nodes):
+            total = 0
+            detail = {}
+            for pl in plugins:
+                raw, scores, normalized = per_plugin[pl.name]
+                s = scores[idx].score
+                if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE:
+                    return None, Status(Code.Error, [f"applying score defaultWeights on Score plugins: plugin {pl.name!r} returns an invalid score {s}, it should in the range of [0, 100] after normalizing"], pl.name)
+                w = self.score_plugin_weight.get(pl.name, 1)
+                total += s * w
+                if tr:
+                    detail[pl.name] = (raw[idx], s, s * w)
+            totals.append((ni.name, total, detail))
+        if tr:
+            for pl in plugins:
+                raw, scores, normalized = per_plugin[pl.name]
+                w = self.score_plugin_weight.get(pl.name, 1)
+                for idx, ni in enumerate(nodes):
+                    self.trace.emit("PluginResult", pod=pod.key, cycle=self.cycle, point="Score", plugin=pl.name,
+                                    node=ni.name, code="Success", reasons=[], score=raw[idx], dryRun=False)
+                if normalized:
+                    for idx, ni in enumerate(nodes):
+                        self.trace.emit("PluginResult", pod=pod.key, cycle=self.cycle, point="NormalizeScore",
+                                        plugin=pl.name, node=ni.name, code="Success", reasons=[],
+                                        score=scores[idx].score, weight=w, weightedScore=scores[idx].score * w,
+                                        dryRun=False)
+        return totals, None
+
+    # ------------------------------------------------------------------ Reserve .. PostBind
+
+    def run_reserve_plugins_reserve(self, state, pod, node_name):
+        for pl in self.reserve_plugins:
+            status = pl.reserve(state, pod, node_name)
+            if self.trace.enabled:
+                self._emit(pod, "Reserve", pl.name, node_name, status)
+            if status is not None and status.code != _SUCCESS:
+                status.failed_plugin = pl.name
+                if status.is_unschedulable():
+                    return status
+                return Status(Code.Error, [f"running Reserve plugin {pl.name!r}: {status.message()}"], pl.name)
+        return None
+
+    def run_reserve_plugins_unreserve(self, state, pod, node_name):
+        for pl in reversed(self.reserve_plugins):
+            pl.unreserve(state, pod, node_name)
+
+    def run_permit_plugins(self, state, pod, node_name):
+        """Returns (Status | None, wait_timeout_seconds or None)."""
+        wait = None
+        for pl in self.permit_plugins:
+            status, timeout = pl.permit(state, pod, node_name)
+            if self.trace.enabled:
+                self._emit(pod, "Permit", pl.name, node_name, status)
+            if status is None or status.code == _SUCCESS:
+                continue
+            if status.is_unschedulable():
+                status.failed_plugin = pl.name
+                return status, None
+            if status.code == Code.Wait:
+                t = min(timeout or 900, 900)
+                wait = t if wait is None else min(wait, t)
+                continue
+            return Status(Code.Error, [f"running Permit plugin {pl.name!r}: {status.message()}"], pl.name), None
+        if wait is not None:
+            return Status(Code.Wait, ["one or more plugins asked to wait and no plugin rejected pod"]), wait
+        return None, None
+
+    def run_pre_bind_plugins(self, state, pod, node_name):
+        for pl in self.pre_bind_plugins:
+            status = pl.pre_bind(state, pod, node_name)
+            if self.trace.enabled:
+                self._emit(pod, "PreBind", pl.name, node_name, status)
+            if status is not None and status.code != _SUCCESS:
+                status.failed_plugin = pl.name
+                if status.is_unschedulable():
+                    return status
+                return Status(Code.Error, [f"running PreBind plugin {pl.name!r}: {status.message()}"], pl.name)
+        return None
+
+    def run_bind_plugins(self, state, pod, node_name):
+        status = Status(Code.Skip)
+        for pl in self.bind_plugins:
+            status = pl.bind(state, pod, node_name)
+            if self.trace.enabled:
+                self._emit(pod, "Bind", pl.name, node_name, status)
+            if status is not None and status.code == Code.Skip:
+                continue
+            if status is not None and status.code != _SUCCESS:
+                status.failed_plugin = pl.name
+                if status.is_unschedulable():
+                    return status
+                return Status(Code.Error, [f"running Bind plugin {pl.name!r}: {status.message()}"], pl.name)
+            return status
+        return status
+
+    def run_post_bind_plugins(self, state, pod, node_name):
+        for pl in self.post_bind_plugins:
+            pl.post_bind(state, pod, node_name)
+            if self.trace.enabled:
+                self._emit(pod, "PostBind", pl.name, node_name, None)
+
+    def num_feasible_nodes_to_find(self, num_all_nodes: int) -> int:
+        """numFeasibleNodesToFind: every node below 100; else the adaptive percentage
+        (50 - n/125, at least 5) or the configured one, and never fewer than 100."""
+        if num_all_nodes < 100:
+            return num_all_nodes
+        pct = self.percentage_of_nodes_to_score
+        if pct is None:
+            pct = self.global_percentage
+        if pct == 0:
+            pct = 50 - num_all_nodes // 125
+            if pct < 5:
+                pct = 5
+        n = num_all_nodes * pct // 100
+        return max(n, 100)
+
+
+def _host_delegate(name):
+    def method(self, *args, **kwargs):
+        return getattr(self.host, name)(*args, **kwargs)
+    method.__name__ = name
+    return method
+
+
+# Handle methods served by the engine that owns the framework (set as ``Framework.host``).
+Framework.host = None
+Framework.get_pod = _host_delegate("get_pod")
+Framework.delete_victim = _host_delegate("delete_victim")
+Framework.clear_nominated_node_name = _host_delegate("clear_nominated_node_name")
+Framework.now = lambda self: self.host.now if self.host is not None else 0

@@ -1,0 +1,16 @@
+"""The in-tree plugins (upstream ``framework/plugins/registry.go``, v1.28), minus volume plugins."""
+from __future__ import annotations
+
+from . import (defaultbinder, defaultpreemption, imagelocality, nodeaffinity, nodename, nodeports,
+               nodeunschedulable, queuesort, schedulinggates, tainttoleration)
+from .interpodaffinity import plugin as interpodaffinity
+from .noderesources import balanced_allocation, fit
+from .podtopologyspread import plugin as podtopologyspread
+from .registry import register
+
+IN_TREE = [queuesort, schedulinggates, nodeunschedulable, nodename, tainttoleration, nodeaffinity,
+           nodeports, fit, balanced_allocation, imagelocality, interpodaffinity, podtopologyspread,
+           defaultpreemption, defaultbinder]
+
+for _m in IN_TREE:
+    register(_m.NAME, _m.new)

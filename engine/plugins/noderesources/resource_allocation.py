@@ -1,0 +1,197 @@
+"""The resource-allocation scorer shared by NodeResourcesFit and
+NodeResourcesBalancedAllocation (upstream ``noderesources/resource_allocation.go``,
+``least_allocated.go``, ``most_allocated.go``, ``requested_to_capacity_ratio.go``, v1.28.0).
+
+``resources`` is a list of ``(name, weight)`` pairs, in configuration order.
+"""
+from __future__ import annotations
+
+from ...framework.interface import Code, MAX_NODE_SCORE, Status
+from ..helper import build_broken_linear_function, go_round, is_scalar_resource_name
+
+LEAST_ALLOCATED = "LeastAllocated"
+MOST_ALLOCATED = "MostAllocated"
+REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
+SCORING_STRATEGY_TYPES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
+
+DEFAULT_RESOURCES = (("cpu", 1), ("memory", 1))
+
+MAX_CUSTOM_PRIORITY_SCORE = 10   # config.MaxCustomPriorityScore
+MAX_UTILIZATION = 100
+
+
+class ResourceAllocationScorer:
+    """resourceAllocationScorer.
+
+    ``use_requested`` False (NodeResourcesFit) scores cpu and memory with the non-zero
+    requests (a container without a request counts 100m CPU / 200MiB); True
+    (BalancedAllocation) uses the plain requests.
+    """
+    __slots__ = ("name", "scorer", "resources", "use_requested")
+
+    def __init__(self, name: str, scorer, resources, use_requested: bool = False):
+        self.name = name
+        self.scorer = scorer
+        self.resources = list(resources)
+        self.use_requested = use_requested
+
+    def calculate_pod_resource_request(self, pod, resource: str) -> int:
+        """resourceAllocationScorer.calculatePodResourceRequest: PodRequests of the pod, with
+        the non-zero defaults for cpu/memory unless ``use_requested``."""
+        if not self.use_requested:
+            if resource == "cpu":
+                return pod.non0_cpu
+            if resource == "memory":
+                return pod.non0_mem
+        return pod.requests.get(resource, 0)
+
+    def calculate_pod_resource_request_list(self, pod) -> list:
+        """resourceAllocationScorer.calculatePodResourceRequestList."""
+        return [self.calculate_pod_resource_request(pod, name) for name, _ in self.resources]
+
+    def calculate_resource_allocatable_request(self, node_info, resource: str, pod_request: int):
+        """resourceAllocationScorer.calculateResourceAllocatableRequest: (allocatable, requested
+        including this pod) of one resource on the node, or (0, 0) when the resource is left out
+        (a scalar resource the pod does not request, or one the node does not offer)."""
+        if pod_request == 0 and is_scalar_resource_name(resource):
+            return 0, 0
+        alloc = node_info.node.allocatable
+        if resource == "cpu":
+            used = node_info.requested.get("cpu", 0) if self.use_requested else node_info.non0_cpu
+            return alloc.get("cpu", 0), used + pod_request
+        if resource == "memory":
+            used = node_info.requested.get("memory", 0) if self.use_requested else node_info.non0_mem
+            return alloc.get("memory", 0), used + pod_request
+        if resource == "ephemeral-storage":
+            return alloc.get("ephemeral-storage", 0), node_info.requested.get("ephemeral-storage", 0) + pod_request
+        if resource in alloc and is_scalar_resource_name(resource):
+            return alloc[resource], node_info.requested.get(resource, 0) + pod_request
+        return 0, 0
+
+    def score(self, pod, node_info, pod_requests):
+        """resourceAllocationScorer.score -> (score, Status | None)."""
+        resources = self.resources
+        if len(resources) == 0:
+            return 0, Status(Code.Error, "resources not found")
+        n = len(resources)
+        requested = [0] * n
+        allocatable = [0] * n
+        for i in range(n):
+            alloc, req = self.calculate_resource_allocatable_request(node_info, resources[i][0], pod_requests[i])
+            if alloc == 0:
+                continue
+            allocatable[i] = alloc
+            requested[i] = req
+        return self.scorer(requested, allocatable), None
+
+
+# ---------------------------------------------------------------------------------------------
+# Strategies
+
+
+def least_requested_score(requested: int, capacity: int) -> int:
+    """leastRequestedScore: the unused share of capacity, 0..MaxNodeScore."""
+    if capacity == 0:
+        return 0
+    if requested > capacity:
+        return 0
+    return ((capacity - requested) * MAX_NODE_SCORE) // capacity
+
+
+def least_resource_scorer(resources):
+    """leastResourceScorer: the weighted mean of leastRequestedScore over the resources the
+    node offers."""
+    weights = [w for _, w in resources]
+
+    def scorer(requested, allocatable):
+        node_score = weight_sum = 0
+        for i in range(len(requested)):
+            cap = allocatable[i]
+            if cap == 0:
+                continue
+            w = weights[i]
+            node_score += least_requested_score(requested[i], cap) * w
+            weight_sum += w
+        if weight_sum == 0:
+            return 0
+        return node_score // weight_sum
+
+    return scorer
+
+
+def most_requested_score(requested: int, capacity: int) -> int:
+    """mostRequestedScore: the used share of capacity (capped at capacity), 0..MaxNodeScore."""
+    if capacity == 0:
+        return 0
+    if requested > capacity:
+        requested = capacity
+    return (requested * MAX_NODE_SCORE) // capacity
+
+
+def most_resource_scorer(resources):
+    """mostResourceScorer: the weighted mean of mostRequestedScore."""
+    weights = [w for _, w in resources]
+
+    def scorer(requested, allocatable):
+        node_score = weight_sum = 0
+        for i in range(len(requested)):
+            cap = allocatable[i]
+            if cap == 0:
+                continue
+            w = weights[i]
+            node_score += most_requested_score(requested[i], cap) * w
+            weight_sum += w
+        if weight_sum == 0:
+            return 0
+        return node_score // weight_sum
+
+    return scorer
+
+
+def build_requested_to_capacity_ratio_scorer_function(shape, resources):
+    """buildRequestedToCapacityRatioScorerFunction: each resource's utilization (percent,
+    integer) through the broken-linear shape; resources scoring 0 are left out of the
+    weighted mean, which is rounded half away from zero."""
+    raw = build_broken_linear_function(shape)
+    weights = [w for _, w in resources]
+
+    def resource_scoring_function(requested, capacity):
+        if capacity == 0 or requested > capacity:
+            return raw(MAX_UTILIZATION)
+        return raw(requested * MAX_UTILIZATION // capacity)
+
+    def scorer(requested, allocatable):
+        node_score = weight_sum = 0
+        for i in range(len(requested)):
+            cap = allocatable[i]
+            if cap == 0:
+                continue
+            w = weights[i]
+            s = resource_scoring_function(requested[i], cap)
+            if s > 0:
+                node_score += s * w
+                weight_sum += w
+        if weight_sum == 0:
+            return 0
+        return go_round(float(node_score) / float(weight_sum))
+
+    return scorer
+
+
+def requested_to_capacity_ratio_scorer(resources, shape):
+    """requestedToCapacityRatioScorer: shape scores (0..10) are scaled to 0..MaxNodeScore."""
+    scaled = [(u, s * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE)) for u, s in shape]
+    return build_requested_to_capacity_ratio_scorer_function(scaled, resources)
+
+
+def new_scorer(strategy_type: str, resources, shape=None) -> ResourceAllocationScorer:
+    """nodeResourceStrategyTypeMap[strategy_type](args)."""
+    if strategy_type == LEAST_ALLOCATED:
+        fn = least_resource_scorer(resources)
+    elif strategy_type == MOST_ALLOCATED:
+        fn = most_resource_scorer(resources)
+    elif strategy_type == REQUESTED_TO_CAPACITY_RATIO:
+        fn = requested_to_capacity_ratio_scorer(resources, shape or ())
+    else:
+        raise ValueError(f"scoring strategy {strategy_type} is not supported")
+    return ResourceAllocationScorer(strategy_type, fn, resources, use_requested=False)

@@ -1,0 +1,296 @@
+"""PodTopologySpread PreFilter / Filter and the PreFilter extensions (AddPod, RemovePod).
+
+Upstream: ``pkg/scheduler/framework/plugins/podtopologyspread/filtering.go`` (v1.28.0).
+
+The functions taking ``self`` are methods of :class:`~.plugin.PodTopologySpread`.  A topology
+pair is the tuple ``(topology_key, topology_value)``.
+
+Determinism: upstream builds the critical paths by ranging over a Go map (random order), so
+on ties which domains are recorded can differ between runs (only ``paths[0].match_num``, the
+minimum, is guaranteed).  Here pairs are visited in insertion order, i.e. node-tree order
+then constraint order, which is one of upstream's possible orders.
+"""
+from __future__ import annotations
+
+from ...framework.interface import Code, Status
+from .common import (DO_NOT_SCHEDULE, LABEL_HOSTNAME, RequiredNodeAffinity,
+                     build_default_constraints, count_pods_match_selector,
+                     filter_topology_spread_constraints, node_labels_match_spread_constraints)
+
+# preFilterStateKey = "PreFilter" + Name
+PRE_FILTER_STATE_KEY = "PreFilter" + "PodTopologySpread"
+
+# Reasons, exactly as upstream.
+ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
+ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+
+MAX_INT32 = 2 ** 31 - 1
+
+
+class CriticalPaths:
+    """criticalPaths: two (topology value, match num) slots.  ``paths[0]`` always holds the
+    minimum match number; ``paths[1]`` is >= it but not necessarily the second minimum.
+    Stored as a 4-element list ``[value0, num0, value1, num1]``."""
+    __slots__ = ("p",)
+
+    def __init__(self, p=None):
+        # newCriticalPaths: both slots {"" , MaxInt32}
+        self.p = p if p is not None else ["", MAX_INT32, "", MAX_INT32]
+
+    def copy(self) -> "CriticalPaths":
+        return CriticalPaths(list(self.p))
+
+    @property
+    def min_match_num(self) -> int:
+        return self.p[1]
+
+    def as_pairs(self) -> list:
+        """``[(value0, num0), (value1, num1)]``, for tests and display."""
+        p = self.p
+        return [(p[0], p[1]), (p[2], p[3])]
+
+    def update(self, tp_val: str, num: int) -> None:
+        """criticalPaths.update."""
+        p = self.p
+        # first verify if `tpVal` exists or not
+        i = -1
+        if tp_val == p[0]:
+            i = 0
+        elif tp_val == p[2]:
+            i = 1
+        if i >= 0:
+            # `tpVal` exists
+            p[2 * i + 1] = num
+            if p[1] > p[3]:
+                # swap paths[0] and paths[1]
+                p[0], p[1], p[2], p[3] = p[2], p[3], p[0], p[1]
+        else:
+            # `tpVal` doesn't exist
+            if num < p[1]:
+                # update paths[1] with paths[0]; update paths[0]
+                p[2], p[3] = p[0], p[1]
+                p[0], p[1] = tp_val, num
+            elif num < p[3]:
+                # update paths[1]
+                p[2], p[3] = tp_val, num
+
+    def __repr__(self):
+        return f"CriticalPaths({self.as_pairs()!r})"
+
+
+class PreFilterState:
+    """preFilterState: ``constraints`` (the hard ones), ``tp_key_to_critical_paths``,
+    ``tp_key_to_domains_num`` (None when MinDomains is disabled) and ``tp_pair_to_match_num``.
+    An empty state (no constraints) is legit and tolerates every pod."""
+    __slots__ = ("constraints", "tp_key_to_critical_paths", "tp_key_to_domains_num",
+                 "tp_pair_to_match_num")
+
+    def __init__(self, constraints=None, tp_key_to_critical_paths=None,
+                 tp_key_to_domains_num=None, tp_pair_to_match_num=None):
+        self.constraints = constraints or []
+        self.tp_key_to_critical_paths = tp_key_to_critical_paths if tp_key_to_critical_paths is not None else {}
+        self.tp_key_to_domains_num = tp_key_to_domains_num
+        self.tp_pair_to_match_num = tp_pair_to_match_num if tp_pair_to_match_num is not None else {}
+
+    def min_match_num(self, tp_key: str, min_domains: int, enable_min_domains: bool):
+        """preFilterState.minMatchNum: the global minimum for the skew, 0 when fewer than
+        minDomains domains are eligible.  Returns ``(num, error message or None)``."""
+        paths = self.tp_key_to_critical_paths.get(tp_key)
+        if paths is None:
+            return 0, "failed to retrieve path by topology key"
+        min_match_num = paths.p[1]
+        if not enable_min_domains:
+            return min_match_num, None
+        domains_num = self.tp_key_to_domains_num.get(tp_key) if self.tp_key_to_domains_num is not None else None
+        if domains_num is None:
+            return 0, "failed to retrieve the number of domains by topology key"
+        if domains_num < min_domains:
+            # fewer eligible domains than minDomains: the global minimum is treated as 0
+            min_match_num = 0
+        return min_match_num, None
+
+    def clone(self) -> "PreFilterState":
+        """preFilterState.Clone: constraints and domain numbers are shared (AddPod/RemovePod
+        never change them); critical paths and match numbers are copied."""
+        return PreFilterState(
+            self.constraints,
+            {k: v.copy() for k, v in self.tp_key_to_critical_paths.items()},
+            self.tp_key_to_domains_num,
+            dict(self.tp_pair_to_match_num),
+        )
+
+
+def pre_filter(self, cycle_state, pod):
+    """PodTopologySpread.PreFilter: Skip when the pod has no hard (DoNotSchedule)
+    constraints, its own or defaulted."""
+    s = cal_pre_filter_state(self, pod)
+    if not s.constraints:
+        return None, Status(Code.Skip)
+    cycle_state.write(PRE_FILTER_STATE_KEY, s)
+    return None, None
+
+
+def pre_filter_extensions(self):
+    """PodTopologySpread.PreFilterExtensions: the plugin itself."""
+    return self
+
+
+def add_pod(self, cycle_state, pod_to_schedule, pod_info_to_add, node_info):
+    """PodTopologySpread.AddPod."""
+    s, status = get_pre_filter_state(cycle_state)
+    if status is not None:
+        return status
+    update_with_pod(self, s, pod_info_to_add, pod_to_schedule, node_info.node, 1)
+    return None
+
+
+def remove_pod(self, cycle_state, pod_to_schedule, pod_info_to_remove, node_info):
+    """PodTopologySpread.RemovePod."""
+    s, status = get_pre_filter_state(cycle_state)
+    if status is not None:
+        return status
+    update_with_pod(self, s, pod_info_to_remove, pod_to_schedule, node_info.node, -1)
+    return None
+
+
+def update_with_pod(self, s: PreFilterState, updated_pod, preemptor_pod, node, delta: int) -> None:
+    """PodTopologySpread.updateWithPod: adjust the match number of the node's pair for each
+    constraint whose selector matches ``updated_pod`` (same namespace as the preemptor, node
+    holding every topology key, node passing the inclusion policies) and refresh the critical
+    paths.  Terminating pods are not filtered out here (as upstream)."""
+    if s is None or updated_pod.namespace != preemptor_pod.namespace or node is None:
+        return
+    if not node_labels_match_spread_constraints(node.labels, s.constraints):
+        return
+    required = RequiredNodeAffinity(preemptor_pod)
+    if not self.enable_node_inclusion_policy:
+        # spreading is applied to nodes that pass those filters.
+        if not required.match(node):
+            return
+    pod_labels = updated_pod.labels
+    for c in s.constraints:
+        if not c.selector_matches(pod_labels):
+            continue
+        if self.enable_node_inclusion_policy and not c.match_node_inclusion_policies(
+                preemptor_pod, node, required):
+            continue
+        k = c.topology_key
+        pair = (k, node.labels[k])
+        n = s.tp_pair_to_match_num.get(pair, 0) + delta
+        s.tp_pair_to_match_num[pair] = n
+        s.tp_key_to_critical_paths[k].update(pair[1], n)
+
+
+def get_pre_filter_state(cycle_state):
+    """getPreFilterState: ``(state, None)`` or ``(None, Error status)``."""
+    try:
+        s = cycle_state.read(PRE_FILTER_STATE_KEY)
+    except KeyError:
+        return None, Status(Code.Error,
+                            [f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found'])
+    if not isinstance(s, PreFilterState):
+        return None, Status(Code.Error,
+                            [f"{s!r} convert to podtopologyspread.preFilterState error"])
+    return s, None
+
+
+def cal_pre_filter_state(self, pod) -> PreFilterState:
+    """PodTopologySpread.calPreFilterState: count, per topology pair, the existing pods
+    matching each hard constraint over the eligible nodes (nodes holding every topology key
+    and passing the constraint's inclusion policies); then the domain numbers and the
+    critical paths.  Returns an empty state when there are no hard constraints."""
+    if pod.topology_spread_constraints:
+        constraints = filter_topology_spread_constraints(
+            self, pod.topology_spread_constraints, pod.labels, DO_NOT_SCHEDULE)
+    else:
+        constraints = build_default_constraints(self, pod, DO_NOT_SCHEDULE)
+    if not constraints:
+        return PreFilterState()
+
+    all_nodes = self.handle.snapshot().node_info_list
+    tp_pair_to_match_num: dict = {}
+    s = PreFilterState(constraints, {}, None, tp_pair_to_match_num)
+
+    required = RequiredNodeAffinity(pod)
+    ns = pod.namespace
+    enable_nip = self.enable_node_inclusion_policy
+    keys = [c.topology_key for c in constraints]
+    for node_info in all_nodes:
+        node = node_info.node
+        labels = node.labels
+        if not enable_nip:
+            if not required.match(node):
+                continue
+        # Ensure current node's labels contains all topologyKeys in 'Constraints'.
+        ok = True
+        for k in keys:
+            if k not in labels:
+                ok = False
+                break
+        if not ok:
+            continue
+        pods = node_info.pods
+        # tpCounts per node: a later constraint on the same pair overwrites an earlier one
+        tp_counts: dict = {}
+        for c in constraints:
+            if enable_nip and not c.match_node_inclusion_policies(pod, node, required):
+                continue
+            pair = (c.topology_key, labels[c.topology_key])
+            tp_counts[pair] = count_pods_match_selector(pods, c.selector, ns)
+        for pair, count in tp_counts.items():
+            tp_pair_to_match_num[pair] = tp_pair_to_match_num.get(pair, 0) + count
+
+    if self.enable_min_domains:
+        domains: dict = {}
+        for k, _ in tp_pair_to_match_num:
+            domains[k] = domains.get(k, 0) + 1
+        s.tp_key_to_domains_num = domains
+
+    # calculate min match for each topology pair
+    for k in keys:
+        s.tp_key_to_critical_paths[k] = CriticalPaths()
+    for (k, v), num in tp_pair_to_match_num.items():
+        s.tp_key_to_critical_paths[k].update(v, num)
+    return s
+
+
+def filter(self, cycle_state, pod, node_info):
+    """PodTopologySpread.Filter: for each hard constraint the node must hold the topology
+    key (else UnschedulableAndUnresolvable, "missing required label") and
+    ``matchNum + selfMatch - globalMin <= maxSkew`` (else Unschedulable)."""
+    try:
+        s = cycle_state.read(PRE_FILTER_STATE_KEY)
+    except KeyError:
+        s, status = get_pre_filter_state(cycle_state)
+        return status
+    # However, "empty" preFilterState is legit which tolerates every toSchedule Pod.
+    if not s.constraints:
+        return None
+    labels = node_info.node.labels
+    pod_labels = pod.labels
+    enable_min_domains = self.enable_min_domains
+    match_nums = s.tp_pair_to_match_num
+    for c in s.constraints:
+        tp_key = c.topology_key
+        if tp_key not in labels:
+            return Status(Code.UnschedulableAndUnresolvable, [ERR_REASON_NODE_LABEL_NOT_MATCH])
+        # 'existing matching num' + 'if self-match (1 or 0)' - 'global minimum' <= 'maxSkew'
+        min_match_num, err = s.min_match_num(tp_key, c.min_domains, enable_min_domains)
+        if err is not None:
+            # upstream logs "Internal error occurred while retrieving value precalculated
+            # in PreFilter" and ignores the constraint
+            continue
+        self_match_num = 1 if c.selector_matches(pod_labels) else 0
+        match_num = match_nums.get((tp_key, labels[tp_key]), 0)
+        skew = match_num + self_match_num - min_match_num
+        if skew > c.max_skew:
+            return Status(Code.Unschedulable, [ERR_REASON_CONSTRAINTS_NOT_MATCH])
+    return None
+
+
+def size_heuristic(nodes: int, constraints) -> int:
+    """sizeHeuristic (a map-capacity hint upstream; kept for reference)."""
+    for c in constraints:
+        if c.topology_key == LABEL_HOSTNAME:
+            return nodes
+    return 0

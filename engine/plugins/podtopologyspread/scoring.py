@@ -1,0 +1,256 @@
+"""PodTopologySpread PreScore / Score / NormalizeScore.
+
+Upstream: ``pkg/scheduler/framework/plugins/podtopologyspread/scoring.go`` (v1.28.0).
+
+The functions taking ``self`` are methods of :class:`~.plugin.PodTopologySpread`.
+
+Scoring, for the soft (ScheduleAnyway) constraints:
+
+* per constraint ``i``, ``weight_i = ln(size_i + 2)`` where ``size_i`` is the number of
+  topology values among the candidate nodes (for ``kubernetes.io/hostname``: the number of
+  candidate nodes not ignored);
+* raw score of a node = ``round_half_away(sum_i cnt_i * weight_i + (maxSkew_i - 1))`` where
+  ``cnt_i`` is the number of matching pods in the node's domain (counted over all eligible
+  nodes, not only candidates; for hostname, on the node itself);
+* NormalizeScore: ``100 * (max + min - score) // max`` (100 for all when max is 0);
+  ignored nodes (missing a topology key) get 0.
+"""
+from __future__ import annotations
+
+import math
+
+from ...framework.interface import MAX_NODE_SCORE, Code, Status
+from .common import (LABEL_HOSTNAME, SCHEDULE_ANYWAY, RequiredNodeAffinity,
+                     build_default_constraints, count_pods_match_selector,
+                     filter_topology_spread_constraints, node_labels_match_spread_constraints)
+
+# preScoreStateKey = "PreScore" + Name
+PRE_SCORE_STATE_KEY = "PreScore" + "PodTopologySpread"
+INVALID_SCORE = -1
+
+
+class PreScoreState:
+    """preScoreState: ``constraints`` (the soft ones), ``ignored_nodes`` (names of candidate
+    nodes missing some topology key), ``topology_pair_to_pod_counts`` (pair -> matching pods,
+    for non-hostname keys) and ``topology_normalizing_weight`` (one per constraint).
+    ``snapshot`` is the cycle's snapshot, used by Score to find the node."""
+    __slots__ = ("constraints", "ignored_nodes", "topology_pair_to_pod_counts",
+                 "topology_normalizing_weight", "snapshot")
+
+    def __init__(self):
+        self.constraints: list = []
+        self.ignored_nodes: set = set()
+        self.topology_pair_to_pod_counts: dict = {}
+        self.topology_normalizing_weight: list = []
+        self.snapshot = None
+
+    def clone(self):
+        """preScoreState.Clone: not copied."""
+        return self
+
+
+def topology_normalizing_weight(size: int) -> float:
+    """topologyNormalizingWeight: ``ln(size + 2)``."""
+    return math.log(float(size + 2))
+
+
+def score_for_count(cnt: int, max_skew: int, tp_weight: float) -> float:
+    """scoreForCount: ``cnt * weight + (maxSkew - 1)``."""
+    return float(cnt) * tp_weight + float(max_skew - 1)
+
+
+def go_round(x: float) -> int:
+    """Go's math.Round: half away from zero (Python's round is half to even)."""
+    t = math.trunc(x)
+    if abs(x - t) >= 0.5:
+        t += 1 if x > 0 else -1
+    return int(t)
+
+
+def _as_node(n):
+    """PreScore receives nodes; accept NodeInfos too."""
+    node = getattr(n, "node", None)
+    return node if node is not None else n
+
+
+def init_pre_score_state(self, s: PreScoreState, pod, filtered_nodes,
+                         require_all_topologies: bool) -> None:
+    """PodTopologySpread.initPreScoreState: the soft constraints; the ignored candidates; a
+    zero counter per (non-hostname) pair present among the candidates; the weights."""
+    if pod.topology_spread_constraints:
+        s.constraints = filter_topology_spread_constraints(
+            self, pod.topology_spread_constraints, pod.labels, SCHEDULE_ANYWAY)
+    else:
+        s.constraints = build_default_constraints(self, pod, SCHEDULE_ANYWAY)
+    if not s.constraints:
+        return
+    topo_size = [0] * len(s.constraints)
+    counts = s.topology_pair_to_pod_counts
+    for node in filtered_nodes:
+        labels = node.labels
+        if require_all_topologies and not node_labels_match_spread_constraints(labels, s.constraints):
+            # Nodes which don't have all required topologyKeys present are ignored
+            # when scoring later.
+            s.ignored_nodes.add(node.name)
+            continue
+        for i, c in enumerate(s.constraints):
+            # per-node counts are calculated during Score.
+            if c.topology_key == LABEL_HOSTNAME:
+                continue
+            pair = (c.topology_key, labels.get(c.topology_key, ""))
+            if pair not in counts:
+                counts[pair] = 0
+                topo_size[i] += 1
+    weights = []
+    for i, c in enumerate(s.constraints):
+        sz = topo_size[i]
+        if c.topology_key == LABEL_HOSTNAME:
+            sz = len(filtered_nodes) - len(s.ignored_nodes)
+        weights.append(topology_normalizing_weight(sz))
+    s.topology_normalizing_weight = weights
+
+
+def pre_score(self, cycle_state, pod, filtered_nodes):
+    """PodTopologySpread.PreScore: Skip when the cluster has no nodes or the pod has no soft
+    constraints (its own or defaulted); otherwise count the matching pods of every eligible
+    node into the candidates' topology pairs."""
+    snapshot = self.handle.snapshot()
+    all_nodes = snapshot.node_info_list
+    if not all_nodes:
+        # No need to score.
+        return Status(Code.Skip)
+    filtered = [_as_node(n) for n in filtered_nodes]
+
+    s = PreScoreState()
+    s.snapshot = snapshot
+    # Only require that nodes have all the topology labels if using non-system-default
+    # spreading rules.  This allows nodes that don't have a zone label to still have
+    # hostname spreading.
+    require_all_topologies = bool(pod.topology_spread_constraints) or not self.system_defaulted
+    init_pre_score_state(self, s, pod, filtered, require_all_topologies)
+
+    # return Skip if incoming pod doesn't have soft topology spread Constraints.
+    if not s.constraints:
+        return Status(Code.Skip)
+
+    required = RequiredNodeAffinity(pod)
+    enable_nip = self.enable_node_inclusion_policy
+    counts = s.topology_pair_to_pod_counts
+    constraints = s.constraints
+    ns = pod.namespace
+    for node_info in all_nodes:
+        node = node_info.node
+        labels = node.labels
+        if not enable_nip:
+            # `node` should satisfy incoming pod's NodeSelector/NodeAffinity
+            if not required.match(node):
+                continue
+        # All topologyKeys need to be present in `node`
+        if require_all_topologies and not node_labels_match_spread_constraints(labels, constraints):
+            continue
+        for c in constraints:
+            if enable_nip and not c.match_node_inclusion_policies(pod, node, required):
+                continue
+            pair = (c.topology_key, labels.get(c.topology_key, ""))
+            # If current topology pair is not associated with any candidate node,
+            # continue to avoid unnecessary calculation.
+            # Per-node counts are also skipped, as they are done during Score.
+            tp_count = counts.get(pair)
+            if tp_count is None:
+                continue
+            counts[pair] = tp_count + count_pods_match_selector(node_info.pods, c.selector, ns)
+
+    cycle_state.write(PRE_SCORE_STATE_KEY, s)
+    return None
+
+
+def get_pre_score_state(cycle_state):
+    """getPreScoreState: ``(state, None)`` or ``(None, Error status)``."""
+    try:
+        s = cycle_state.read(PRE_SCORE_STATE_KEY)
+    except KeyError:
+        return None, Status(Code.Error,
+                            [f'error reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found'])
+    if not isinstance(s, PreScoreState):
+        return None, Status(Code.Error,
+                            [f"{s!r}  convert to podtopologyspread.preScoreState error"])
+    return s, None
+
+
+def score(self, cycle_state, pod, node_name):
+    """PodTopologySpread.Score: ``round(sum over the constraints whose key the node has of
+    scoreForCount(cnt, maxSkew, weight))``; 0 for ignored nodes."""
+    s, status = get_pre_score_state(cycle_state)
+    if status is not None:
+        return 0, status
+    try:
+        node_info = s.snapshot.get(node_name)
+    except KeyError:
+        return 0, Status(Code.Error, [f'getting node "{node_name}" from Snapshot: '
+                                      f'nodeinfo not found for node name "{node_name}"'])
+    node = node_info.node
+    # Return if the node is not qualified.
+    if node.name in s.ignored_nodes:
+        return 0, None
+    labels = node.labels
+    total = 0.0
+    weights = s.topology_normalizing_weight
+    counts = s.topology_pair_to_pod_counts
+    for i, c in enumerate(s.constraints):
+        tk = c.topology_key
+        if tk in labels:
+            if tk == LABEL_HOSTNAME:
+                cnt = count_pods_match_selector(node_info.pods, c.selector, pod.namespace)
+            else:
+                cnt = counts.get((tk, labels[tk]))
+                if cnt is None:
+                    # upstream dereferences a nil pointer here; only reachable when Score
+                    # is asked about a node that was not a PreScore candidate
+                    return 0, Status(Code.Error, [f"no topology count for ({tk}, {labels[tk]}) "
+                                                  f"of node {node_name!r}"])
+            total += score_for_count(cnt, c.max_skew, weights[i])
+    return go_round(total), None
+
+
+def normalize_score(self, cycle_state, pod, scores):
+    """PodTopologySpread.NormalizeScore: fewer matching pods score higher;
+    ``100 * (max + min - s) // max``; ignored nodes get 0."""
+    s, status = get_pre_score_state(cycle_state)
+    if status is not None:
+        return status
+    if s is None:
+        return None
+    # Calculate <minScore> and <maxScore>
+    min_score = 2 ** 63 - 1
+    max_score = 0
+    ignored = s.ignored_nodes
+    for ns in scores:
+        # it's mandatory to check if <score.Name> is present in m.IgnoredNodes
+        if ns.name in ignored:
+            ns.score = INVALID_SCORE
+            continue
+        if ns.score < min_score:
+            min_score = ns.score
+        if ns.score > max_score:
+            max_score = ns.score
+    for ns in scores:
+        if ns.score == INVALID_SCORE:
+            ns.score = 0
+            continue
+        if max_score == 0:
+            ns.score = MAX_NODE_SCORE
+            continue
+        v = ns.score
+        ns.score = _go_div(MAX_NODE_SCORE * (max_score + min_score - v), max_score)
+    return None
+
+
+def _go_div(a: int, b: int) -> int:
+    """Go integer division (truncates toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def score_extensions(self):
+    """PodTopologySpread.ScoreExtensions: the plugin itself."""
+    return self

@@ -1,0 +1,317 @@
+"""Scenario files: loading and validation (SPEC.md §1).
+
+``load_scenario(path)`` / ``Scenario.from_path`` / ``Scenario.from_text`` parse YAML (or JSON),
+check every field the engine honours and raise ``ScenarioError`` listing every problem with
+its place (``objects[3].spec.containers[0].resources.requests.cpu: "12x" is not a quantity``).
+Nothing runs half-loaded: a Scenario exists only if it is valid.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import yaml
+
+from .config import SchedulerConfig, parse_scheduler_config
+from .errors import ScenarioError
+from .objects import (Problems, _q, get_bool, get_list, get_map, get_str, node_from_manifest,
+                      parse_time, pdb_from_manifest, pod_from_manifest,
+                      priority_class_from_manifest)
+from .quantity import US, parse_duration
+
+_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+KINDS = {"Node": "v1", "Pod": "v1", "PriorityClass": "scheduling.k8s.io/v1",
+         "PodDisruptionBudget": "policy/v1"}
+KNOWN_FEATURE_GATES = {"SchedulerQueueingHints": False}
+DEFAULT_START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+@dataclass
+class Action:
+    at: int            # virtual microseconds
+    verb: str          # create | update | delete
+    kind: str
+    obj: object        # parsed object (create/update) or None
+    namespace: str = "default"
+    name: str = ""
+    place: str = ""
+    manifest: dict = field(default_factory=dict)
+    index: int = 0
+
+
+@dataclass
+class Simulation:
+    pod_max_in_unschedulable_pods_duration: int = 300 * US
+    bind_duration: int = 0
+    scheduling_cycle_duration: int = 0
+    seed: int = 0
+    start_time: datetime = DEFAULT_START
+    feature_gates: dict = field(default_factory=lambda: dict(KNOWN_FEATURE_GATES))
+
+
+@dataclass
+class Scenario:
+    name: str
+    title: str = ""
+    description: str = ""
+    scheduler: SchedulerConfig = field(default_factory=SchedulerConfig)
+    simulation: Simulation = field(default_factory=Simulation)
+    objects: list = field(default_factory=list)   # [(kind, obj)] in file order
+    actions: list = field(default_factory=list)
+    cues: list = field(default_factory=list)
+    raw: dict = field(default_factory=dict)
+    source: str = "<input>"
+
+    @classmethod
+    def from_path(cls, path) -> "Scenario":
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except OSError as e:
+            raise ScenarioError([f"cannot read the file: {e.strerror or e}"], str(path)) from None
+        except UnicodeDecodeError:
+            raise ScenarioError(["the file is not UTF-8 text"], str(path)) from None
+        return cls.from_text(text, str(path))
+
+    @classmethod
+    def from_text(cls, text: str, source: str = "<input>") -> "Scenario":
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "YAML"
+            problem = getattr(e, "problem", None) or str(e)
+            raise ScenarioError([f"{where}: not valid YAML ({problem})"], source) from None
+        return cls.from_dict(data, source)
+
+    @classmethod
+    def from_dict(cls, data, source: str = "<input>") -> "Scenario":
+        probs = Problems()
+        sc = _parse(data, probs)
+        if probs:
+            raise ScenarioError(probs.items, source)
+        sc.source = source
+        return sc
+
+
+def load_scenario(path) -> Scenario:
+    return Scenario.from_path(path)
+
+
+def _duration(d, key, place, probs, default):
+    v = d.get(key)
+    if v is None:
+        return default
+    try:
+        return parse_duration(v)
+    except ValueError as e:
+        probs.add(f"{place}.{key}", str(e))
+        return default
+
+
+def parse_object(m, place, probs, start_instant, allowed_kinds=KINDS):
+    """(kind, object) of a manifest, or (kind, None) with problems recorded."""
+    if not isinstance(m, dict):
+        probs.add(place, f"{_q(m)} is not a Kubernetes object")
+        return None, None
+    kind = m.get("kind")
+    if kind not in allowed_kinds:
+        probs.add(f"{place}.kind", f"{_q(kind)} is not one of {', '.join(allowed_kinds)}")
+        return None, None
+    api = m.get("apiVersion")
+    if api is not None and api != KINDS[kind]:
+        probs.add(f"{place}.apiVersion", f"{_q(api)} is not {KINDS[kind]} (the apiVersion of a {kind})")
+    if kind == "Pod":
+        return kind, pod_from_manifest(m, place, probs, start_instant)
+    if kind == "Node":
+        return kind, node_from_manifest(m, place, probs)
+    if kind == "PriorityClass":
+        return kind, priority_class_from_manifest(m, place, probs)
+    return kind, pdb_from_manifest(m, place, probs)
+
+
+def _parse(data, probs: Problems) -> Scenario:
+    if not isinstance(data, dict):
+        probs.add("", f"the scenario must be a mapping with kind: Scenario, got {type(data).__name__}")
+        return Scenario(name="invalid")
+    known = {"kind", "apiVersion", "metadata", "scheduler", "simulation", "objects", "actions", "cues"}
+    for k in data:
+        if k not in known:
+            probs.add(str(k), f"is not a scenario field (one of {', '.join(sorted(known))})")
+    if data.get("kind") != "Scenario":
+        probs.add("kind", f"{_q(data.get('kind'))} must be \"Scenario\"")
+    md = get_map(data, "metadata", "", probs)
+    name = get_str(md, "name", "metadata", probs)
+    if not name:
+        probs.add("metadata.name", "is required")
+    elif not _NAME_RE.match(name):
+        probs.add("metadata.name", f"{_q(name)} must match [a-z0-9]([-a-z0-9]*[a-z0-9])?")
+    sc = Scenario(name=name or "invalid", title=get_str(md, "title", "metadata", probs) or "",
+                  description=get_str(md, "description", "metadata", probs) or "", raw=data)
+    sched_raw = data.get("scheduler")
+    sc.scheduler = parse_scheduler_config(sched_raw, probs)
+
+    sim_raw = get_map(data, "simulation", "", probs)
+    sim = Simulation()
+    known_sim = {"podMaxInUnschedulablePodsDuration", "bindDuration", "schedulingCycleDuration",
+                 "seed", "startTime", "featureGates"}
+    for k in sim_raw:
+        if k not in known_sim:
+            probs.add(f"simulation.{k}", f"is not a simulation field (one of {', '.join(sorted(known_sim))})")
+    sim.pod_max_in_unschedulable_pods_duration = _duration(sim_raw, "podMaxInUnschedulablePodsDuration", "simulation", probs, 300 * US)
+    sim.bind_duration = _duration(sim_raw, "bindDuration", "simulation", probs, 0)
+    sim.scheduling_cycle_duration = _duration(sim_raw, "schedulingCycleDuration", "simulation", probs, 0)
+    seed = sim_raw.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        probs.add("simulation.seed", f"{_q(seed)} is not an integer")
+    else:
+        sim.seed = seed
+    if "startTime" in sim_raw:
+        t = parse_time(sim_raw.get("startTime"), "simulation.startTime", probs)
+        if t is not None:
+            sim.start_time = t
+    fg = get_map(sim_raw, "featureGates", "simulation", probs)
+    for k, v in fg.items():
+        if k not in KNOWN_FEATURE_GATES:
+            probs.add(f"simulation.featureGates.{k}", f"is not a feature gate the engine models (known: {', '.join(KNOWN_FEATURE_GATES)})")
+        elif not isinstance(v, bool):
+            probs.add(f"simulation.featureGates.{k}", f"{_q(v)} is not true or false")
+        else:
+            sim.feature_gates[k] = v
+    sc.simulation = sim
+
+    seen = {}
+    for i, m in enumerate(get_list(data, "objects", "", probs)):
+        place = f"objects[{i}]"
+        kind, obj = parse_object(m, place, probs, sim.start_time)
+        if obj is None:
+            continue
+        key = (kind, getattr(obj, "namespace", ""), obj.name)
+        if key in seen:
+            probs.add(f"{place}.metadata.name", f"{_q(obj.name)} is already defined at {seen[key]}")
+            continue
+        seen[key] = place
+        sc.objects.append((kind, obj))
+
+    last_at = 0
+    for i, a in enumerate(get_list(data, "actions", "", probs)):
+        place = f"actions[{i}]"
+        if not isinstance(a, dict):
+            probs.add(place, f"{_q(a)} is not an action")
+            continue
+        verbs = [v for v in ("create", "update", "delete") if v in a]
+        for k in a:
+            if k not in ("at", "create", "update", "delete"):
+                probs.add(f"{place}.{k}", "is not an action field (at, create, update or delete)")
+        if len(verbs) != 1:
+            probs.add(place, "must have exactly one of create, update or delete")
+            continue
+        if "at" not in a:
+            probs.add(f"{place}.at", "is required")
+            continue
+        try:
+            at = parse_duration(a["at"])
+        except ValueError as e:
+            probs.add(f"{place}.at", str(e))
+            continue
+        if at < last_at:
+            probs.add(f"{place}.at", f"{_q(a['at'])} is earlier than the action before it; actions are applied in order")
+        last_at = max(last_at, at)
+        verb = verbs[0]
+        act = parse_action(verb, a[verb], f"{place}.{verb}", probs, sim.start_time, at, i)
+        if act is not None:
+            sc.actions.append(act)
+
+    sc.cues = parse_cues(data.get("cues"), probs)
+    _check_references(sc, probs)
+    return sc
+
+
+def parse_action(verb, body, place, probs, start_instant, at=0, index=0):
+    """One create/update/delete (also used for events injected from the UI)."""
+    if verb in ("create", "update"):
+        kind, obj = parse_object(body, place, probs, start_instant)
+        if obj is None:
+            return None
+        return Action(at, verb, kind, obj, getattr(obj, "namespace", ""), obj.name, place, body, index)
+    if not isinstance(body, dict):
+        probs.add(place, f"{_q(body)} is not a reference (kind, name, namespace)")
+        return None
+    kind = body.get("kind")
+    if kind not in KINDS:
+        probs.add(f"{place}.kind", f"{_q(kind)} is not one of {', '.join(KINDS)}")
+        return None
+    name = body.get("name")
+    if name is None and isinstance(body.get("metadata"), dict):
+        name = body["metadata"].get("name")
+        ns = body["metadata"].get("namespace") or "default"
+    else:
+        ns = body.get("namespace") or "default"
+    if not isinstance(name, str) or not name:
+        probs.add(f"{place}.name", "is required")
+        return None
+    if kind in ("Node", "PriorityClass"):
+        ns = ""
+    return Action(at, "delete", kind, None, ns, name, place, body, index)
+
+
+def parse_cues(raw, probs):
+    """Teaching cues: [{at: <seconds|duration> | after: {type, pod, ...}, text: Markdown}]."""
+    cues = []
+    if raw is None:
+        return cues
+    if not isinstance(raw, list):
+        probs.add("cues", f"{_q(raw)} is not a list")
+        return cues
+    for i, c in enumerate(raw):
+        place = f"cues[{i}]"
+        if not isinstance(c, dict):
+            probs.add(place, f"{_q(c)} is not a cue")
+            continue
+        text = c.get("text")
+        if not isinstance(text, str) or not text.strip():
+            probs.add(f"{place}.text", "is required (Markdown shown when the presenter reaches the cue)")
+            continue
+        cue = {"text": text, "title": c.get("title") or ""}
+        if "at" in c:
+            try:
+                cue["at"] = parse_duration(c["at"]) / US
+            except ValueError as e:
+                probs.add(f"{place}.at", str(e))
+                continue
+        if "when" in c:
+            if not isinstance(c["when"], dict) or not c["when"]:
+                probs.add(f"{place}.when", "must be a mapping of trace event fields, e.g. {type: QueueTransition, pod: default/p, to: backoffQ}")
+                continue
+            cue["when"] = c["when"]
+        if "at" not in cue and "when" not in cue:
+            probs.add(place, "needs at (a time) or when (a trace event to match)")
+            continue
+        cues.append(cue)
+    return cues
+
+
+def _check_references(sc: Scenario, probs: Problems):
+    classes = {o.name for k, o in sc.objects if k == "PriorityClass"}
+    classes |= {a.obj.name for a in sc.actions if a.kind == "PriorityClass" and a.obj is not None}
+    defaults = [o.name for k, o in sc.objects if k == "PriorityClass" and o.global_default]
+    if len(defaults) > 1:
+        probs.add("objects", f"more than one PriorityClass has globalDefault: true ({', '.join(defaults)})")
+    for i, (k, o) in enumerate(sc.objects):
+        if k == "Pod" and o.priority_class_name and o.priority_class_name not in classes \
+                and o.priority_class_name not in ("system-cluster-critical", "system-node-critical"):
+            probs.add(f"objects[{i}].spec.priorityClassName", f"{_q(o.priority_class_name)} names no PriorityClass in the scenario")
+    for a in sc.actions:
+        if a.kind == "Pod" and a.obj is not None and a.obj.priority_class_name \
+                and a.obj.priority_class_name not in classes \
+                and a.obj.priority_class_name not in ("system-cluster-critical", "system-node-critical"):
+            probs.add(f"{a.place}.spec.priorityClassName", f"{_q(a.obj.priority_class_name)} names no PriorityClass in the scenario")
+    profiles = {p.scheduler_name for p in sc.scheduler.profiles}
+    del profiles  # pods for unknown schedulers are allowed: they are never enqueued (SPEC §4)
+
+
+def dump_json(obj) -> str:
+    return json.dumps(obj, indent=2, sort_keys=False)
