@@ -775,7 +775,7 @@ class Engine:
             self.trace.emit("BindFailed", pod=key, node=host, reasons=list(st.reasons))
             self._handle_binding_cycle_error(out, st)
             return
-        bound = current.copy(node_name=host, nominated_node_name="", resource_version=self._next_rv(),
+        bound = current.copy(node_name=host, resource_version=self._next_rv(),
                              start_time=current.start_time if current.start_time is not None else self.now)
         self.pods[key] = bound
         self.trace.emit("Bound", pod=key, node=host)
