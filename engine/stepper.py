@@ -1,0 +1,154 @@
+"""Stepping through a run at any granularity: one trace event, one extension point, one
+scheduling cycle, or up to a virtual time.
+
+The Engine advances in units of work (one action, one completion, one flush, or one Pop with
+its whole cycle evaluation); each unit emits zero or more trace events.  The Stepper buffers
+those events and reveals them at the granularity asked for, so the same engine calls happen
+whichever granularity is used and the results are identical.  ``state()`` is the engine's
+state after the last unit; ``at_unit_boundary`` says whether every event of that unit has been
+revealed (then the state is exactly the state at the revealed position).
+
+Injected cluster events (``inject``) are applied at the current virtual time, after the
+events already revealed, and are recorded so a run can be replayed exactly (``replay``).
+"""
+from __future__ import annotations
+
+from .quantity import US
+from .scheduler import Engine
+from .trace import Trace
+
+GROUPED_POINTS = {"Filter", "Score", "NormalizeScore", "PreFilter", "PreScore", "PreEnqueue"}
+
+
+class Stepper:
+    def __init__(self, scenario, record=None):
+        self.scenario = scenario
+        self.events: list = []
+        self.position = 0               # number of events revealed
+        self.trace = Trace()
+        self.trace.add_sink(self.events.append)
+        self.engine = Engine(scenario, self.trace)
+        self.injections: list = []      # [(position, virtual time, action)] in the order applied
+        self._unit_end = 0              # len(events) after the last unit
+        for pos, at, action in (record or []):
+            self.reveal_to(pos)
+            if at > self.engine.now:
+                self.engine.now = at
+            self.inject(action)
+
+    # ------------------------------------------------------------------ engine units
+
+    def _advance_unit(self, until=None) -> bool:
+        """Run one engine unit; False if the engine has nothing more (before ``until``)."""
+        did = self.engine.step(until)
+        self._unit_end = len(self.events)
+        return did
+
+    def _ensure(self, n: int, until=None) -> bool:
+        """Make sure at least ``n`` events exist; False if the run ended first."""
+        while len(self.events) < n:
+            if not self._advance_unit(until):
+                return False
+        return True
+
+    @property
+    def at_unit_boundary(self) -> bool:
+        return self.position == self._unit_end
+
+    @property
+    def finished(self) -> bool:
+        return self.position >= len(self.events) and self.engine.next_time() is None
+
+    @property
+    def now(self) -> float:
+        if self.position and self.position <= len(self.events):
+            return self.events[self.position - 1]["time"]
+        return 0.0
+
+    def revealed(self) -> list:
+        return self.events[:self.position]
+
+    # ------------------------------------------------------------------ granularities
+
+    def step_event(self) -> list:
+        """Reveal the next trace event."""
+        if not self._ensure(self.position + 1):
+            return []
+        self.position += 1
+        return self.events[self.position - 1:self.position]
+
+    def step_point(self) -> list:
+        """Reveal the next extension point's results (all PluginResults of one point of one
+        cycle, e.g. every node's Filter results), or one other event."""
+        start = self.position
+        first = self.step_event()
+        if not first:
+            return []
+        e = first[0]
+        if e["type"] == "PluginResult" and e.get("point") in GROUPED_POINTS:
+            key = (e["pod"], e.get("cycle"), e["point"], e.get("dryRun"))
+            while self._ensure(self.position + 1):
+                nxt = self.events[self.position]
+                if nxt["type"] != "PluginResult" or (nxt["pod"], nxt.get("cycle"), nxt["point"], nxt.get("dryRun")) != key:
+                    break
+                self.position += 1
+        return self.events[start:self.position]
+
+    def step_cycle(self) -> list:
+        """Reveal events up to and including the next CycleEnd (or CycleSkipped)."""
+        start = self.position
+        while self._ensure(self.position + 1):
+            self.position += 1
+            if self.events[self.position - 1]["type"] in ("CycleEnd", "CycleSkipped"):
+                break
+        return self.events[start:self.position]
+
+    def run_until(self, seconds: float) -> list:
+        """Everything due at virtual times <= ``seconds`` happens and is revealed."""
+        start = self.position
+        until = int(round(seconds * US))
+        while self._advance_unit(until):
+            pass
+        if until > self.engine.now:
+            self.engine.now = until
+        self.position = len(self.events)
+        self._unit_end = self.position
+        return self.events[start:self.position]
+
+    def run_to_end(self) -> list:
+        start = self.position
+        self.engine.run(None)
+        self.position = len(self.events)
+        self._unit_end = self.position
+        return self.events[start:self.position]
+
+    def reveal_to(self, position: int) -> None:
+        """Reveal events until ``position`` events are shown (used for replay)."""
+        self._ensure(position)
+        self.position = min(position, len(self.events))
+
+    # ------------------------------------------------------------------ injection and state
+
+    def inject(self, action) -> list:
+        """Apply a cluster event now (after the revealed events' unit finishes)."""
+        # finish the current unit's events first so the injection follows them
+        self.position = max(self.position, self._unit_end)
+        self.injections.append((self.position, self.engine.now, action))
+        self.engine.inject(action)
+        self._unit_end = len(self.events)
+        start = self.position
+        self.position = len(self.events)
+        return self.events[start:self.position]
+
+    def state(self) -> dict:
+        s = self.engine.state()
+        s["revealed"] = self.position
+        s["atUnitBoundary"] = self.at_unit_boundary
+        return s
+
+    @classmethod
+    def replay(cls, scenario, injections, position: int) -> "Stepper":
+        """Rebuild the run from the start and reveal ``position`` events: time travel."""
+        st = cls(scenario, record=[(p, t, a) for p, t, a in injections if p <= position])
+        st.reveal_to(position)
+        return st
