@@ -268,6 +268,7 @@ class Framework:
         """RunPostFilterPlugins: the first Success wins; otherwise the reasons are merged."""
         statuses = []
         result = None
+        failed_plugin = ""
         for pl in self.post_filter_plugins:
             r, status = pl.post_filter(state, pod, filtered_node_status_map)
             if self.trace.enabled:
@@ -279,13 +280,15 @@ class Framework:
                 return r, status
             if not status.is_unschedulable():
                 return None, Status(Code.Error, status.reasons, pl.name)
-            if r is not None and r.nominating_info is not None:
+            if r is not None and r.nominating_info is not None and r.nominating_info.mode != 0:
                 result = r
             statuses.append(status)
+            if not failed_plugin:
+                failed_plugin = pl.name
         reasons = []
         for s in statuses:
             reasons.extend(s.reasons)
-        return result, Status(Code.Unschedulable, reasons, statuses[0].failed_plugin if statuses else "")
+        return result, Status(Code.Unschedulable, reasons, failed_plugin)
 
     # ------------------------------------------------------------------ Score
 
