@@ -307,56 +307,57 @@ class Framework:
         return None
 
     def run_score_plugins(self, state, pod, nodes):
-        """RunScorePlugins: Score per node, NormalizeScore per plugin, weights, totals.
+        """RunScorePlugins: Score per node, NormalizeScore per plugin, check [0, 100], weight, sum.
 
-        Returns (list of (node name, total, {plugin: (raw, normalized, weighted)}), Status).
+        Returns (list of (node name, total, {plugin: (raw, normalized, weighted)}), Status);
+        the per-plugin detail is filled only when the trace is on.
         """
         skip = state.skip_score_plugins
-        plugins = [pl for pl in self.score_plugins if pl.name not in skip]
+        plugins = [pl for pl in self.score_plugins if pl.name not in skip] if skip else list(self.score_plugins)
         tr = self.trace.enabled
-        per_plugin = {}
+        names = [ni.name for ni in nodes]
+        n = len(names)
+        totals = [0] * n
+        per_plugin = []
         for pl in plugins:
+            score = pl.score
             scores = []
-            for ni in nodes:
-                s, status = pl.score(state, pod, ni.name)
+            append = scores.append
+            for name in names:
+                s, status = score(state, pod, name)
                 if status is not None and status.code != _SUCCESS:
                     return None, Status(Code.Error, [f"running Score plugins: plugin {pl.name!r} failed with: {status.message()}"], pl.name)
-                scores.append(NodeScore(ni.name, s))
+                append(NodeScore(name, s))
             raw = [ns.score for ns in scores] if tr else None
             ext = pl.score_extensions()
             if ext is not None:
                 status = ext.normalize_score(state, pod, scores)
                 if status is not None and status.code != _SUCCESS:
                     return None, Status(Code.Error, [f"running Normalize on Score plugins: plugin {pl.name!r} failed with: {status.message()}"], pl.name)
-            per_plugin[pl.name] = (raw, scores, ext is not None)
-        totals = []
-        for idx, ni in enumerate(nodes):
-            total = 0
-            detail = {}
-            for pl in plugins:
-                raw, scores, normalized = per_plugin[pl.name]
-                s = scores[idx].score
+            w = self.score_plugin_weight.get(pl.name, 1)
+            for i in range(n):
+                s = scores[i].score
                 if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE:
                     return None, Status(Code.Error, [f"applying score defaultWeights on Score plugins: plugin {pl.name!r} returns an invalid score {s}, it should in the range of [0, 100] after normalizing"], pl.name)
-                w = self.score_plugin_weight.get(pl.name, 1)
-                total += s * w
-                if tr:
-                    detail[pl.name] = (raw[idx], s, s * w)
-            totals.append((ni.name, total, detail))
-        if tr:
-            for pl in plugins:
-                raw, scores, normalized = per_plugin[pl.name]
-                w = self.score_plugin_weight.get(pl.name, 1)
-                for idx, ni in enumerate(nodes):
-                    self.trace.emit("PluginResult", pod=pod.key, cycle=self.cycle, point="Score", plugin=pl.name,
-                                    node=ni.name, code="Success", reasons=[], score=raw[idx], dryRun=False)
-                if normalized:
-                    for idx, ni in enumerate(nodes):
-                        self.trace.emit("PluginResult", pod=pod.key, cycle=self.cycle, point="NormalizeScore",
-                                        plugin=pl.name, node=ni.name, code="Success", reasons=[],
-                                        score=scores[idx].score, weight=w, weightedScore=scores[idx].score * w,
-                                        dryRun=False)
-        return totals, None
+                totals[i] += s * w
+            per_plugin.append((pl, raw, scores, ext is not None, w))
+        if not tr:
+            return [(names[i], totals[i], None) for i in range(n)], None
+        details = [{} for _ in range(n)]
+        for pl, raw, scores, normalized, w in per_plugin:
+            for i in range(n):
+                details[i][pl.name] = (raw[i], scores[i].score, scores[i].score * w)
+        for pl, raw, scores, normalized, w in per_plugin:
+            for i in range(n):
+                self.trace.emit("PluginResult", pod=pod.key, cycle=self.cycle, point="Score", plugin=pl.name,
+                                node=names[i], code="Success", reasons=[], score=raw[i], dryRun=False)
+            if normalized:
+                for i in range(n):
+                    self.trace.emit("PluginResult", pod=pod.key, cycle=self.cycle, point="NormalizeScore",
+                                    plugin=pl.name, node=names[i], code="Success", reasons=[],
+                                    score=scores[i].score, weight=w, weightedScore=scores[i].score * w,
+                                    dryRun=False)
+        return [(names[i], totals[i], details[i]) for i in range(n)], None
 
     # ------------------------------------------------------------------ Reserve .. PostBind
 

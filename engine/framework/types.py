@@ -26,11 +26,12 @@ class NodeInfo:
     upstream's: ``add_pod`` appends; ``remove_pod`` moves the node's last pod into the freed
     slot (``removeFromSlice``).
     """
-    __slots__ = ("node", "pods", "pods_with_affinity", "pods_with_required_anti_affinity",
-                 "used_ports", "requested", "non0_cpu", "non0_mem", "generation", "_pod_index")
+    __slots__ = ("node", "name", "pods", "pods_with_affinity", "pods_with_required_anti_affinity",
+                 "used_ports", "requested", "non0_cpu", "non0_mem", "generation")
 
     def __init__(self, node: Optional[Node] = None):
         self.node = node
+        self.name = node.name if node is not None else ""
         self.pods: list = []
         self.pods_with_affinity: list = []
         self.pods_with_required_anti_affinity: list = []
@@ -41,20 +42,18 @@ class NodeInfo:
         self.generation = next_generation()
 
     @property
-    def name(self) -> str:
-        return self.node.name if self.node else ""
-
-    @property
     def allocatable(self) -> dict:
         return self.node.allocatable if self.node else {}
 
     def set_node(self, node: Node) -> None:
         self.node = node
+        self.name = node.name
         self.generation = next_generation()
 
     def clone(self) -> "NodeInfo":
         c = NodeInfo.__new__(NodeInfo)
         c.node = self.node
+        c.name = self.name
         c.pods = list(self.pods)
         c.pods_with_affinity = list(self.pods_with_affinity)
         c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
