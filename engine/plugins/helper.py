@@ -12,7 +12,6 @@ import math
 import re
 
 from ..errors import ConfigError
-from ..framework.interface import MAX_NODE_SCORE
 
 # ---------------------------------------------------------------------------------------------
 # Go arithmetic

@@ -27,13 +27,14 @@ class ResourceAllocationScorer:
     requests (a container without a request counts 100m CPU / 200MiB); True
     (BalancedAllocation) uses the plain requests.
     """
-    __slots__ = ("name", "scorer", "resources", "use_requested")
+    __slots__ = ("name", "scorer", "resources", "use_requested", "_kinds")
 
     def __init__(self, name: str, scorer, resources, use_requested: bool = False):
         self.name = name
         self.scorer = scorer
         self.resources = list(resources)
         self.use_requested = use_requested
+        self._kinds = [(r, _kind(r)) for r, _ in self.resources]
 
     def calculate_pod_resource_request(self, pod, resource: str) -> int:
         """resourceAllocationScorer.calculatePodResourceRequest: PodRequests of the pod, with
@@ -53,7 +54,8 @@ class ResourceAllocationScorer:
         """resourceAllocationScorer.calculateResourceAllocatableRequest: (allocatable, requested
         including this pod) of one resource on the node, or (0, 0) when the resource is left out
         (a scalar resource the pod does not request, or one the node does not offer)."""
-        if pod_request == 0 and is_scalar_resource_name(resource):
+        scalar = is_scalar_resource_name(resource)
+        if pod_request == 0 and scalar:
             return 0, 0
         alloc = node_info.node.allocatable
         if resource == "cpu":
@@ -64,25 +66,68 @@ class ResourceAllocationScorer:
             return alloc.get("memory", 0), used + pod_request
         if resource == "ephemeral-storage":
             return alloc.get("ephemeral-storage", 0), node_info.requested.get("ephemeral-storage", 0) + pod_request
-        if resource in alloc and is_scalar_resource_name(resource):
+        if scalar and resource in alloc:
             return alloc[resource], node_info.requested.get(resource, 0) + pod_request
         return 0, 0
 
     def score(self, pod, node_info, pod_requests):
-        """resourceAllocationScorer.score -> (score, Status | None)."""
-        resources = self.resources
-        if len(resources) == 0:
+        """resourceAllocationScorer.score -> (score, Status | None): calculateResourceAllocatableRequest
+        for each resource (inlined, with the resource kinds worked out once), then the
+        strategy's scorer."""
+        kinds = self._kinds
+        n = len(kinds)
+        if n == 0:
             return 0, Status(Code.Error, "resources not found")
-        n = len(resources)
         requested = [0] * n
         allocatable = [0] * n
+        alloc = node_info.node.allocatable
+        node_requested = node_info.requested
+        use_requested = self.use_requested
         for i in range(n):
-            alloc, req = self.calculate_resource_allocatable_request(node_info, resources[i][0], pod_requests[i])
-            if alloc == 0:
+            resource, kind = kinds[i]
+            pod_request = pod_requests[i]
+            if kind == _CPU:
+                a = alloc.get("cpu", 0)
+                if a == 0:
+                    continue
+                used = node_requested.get("cpu", 0) if use_requested else node_info.non0_cpu
+            elif kind == _MEMORY:
+                a = alloc.get("memory", 0)
+                if a == 0:
+                    continue
+                used = node_requested.get("memory", 0) if use_requested else node_info.non0_mem
+            elif kind == _SCALAR:
+                if pod_request == 0:
+                    continue
+                a = alloc.get(resource, 0)
+                if a == 0:
+                    continue
+                used = node_requested.get(resource, 0)
+            elif kind == _EPHEMERAL:
+                a = alloc.get("ephemeral-storage", 0)
+                if a == 0:
+                    continue
+                used = node_requested.get("ephemeral-storage", 0)
+            else:
                 continue
-            allocatable[i] = alloc
-            requested[i] = req
+            allocatable[i] = a
+            requested[i] = used + pod_request
         return self.scorer(requested, allocatable), None
+
+
+_CPU, _MEMORY, _EPHEMERAL, _SCALAR, _OTHER = range(5)
+
+
+def _kind(resource: str) -> int:
+    if resource == "cpu":
+        return _CPU
+    if resource == "memory":
+        return _MEMORY
+    if resource == "ephemeral-storage":
+        return _EPHEMERAL
+    if is_scalar_resource_name(resource):
+        return _SCALAR
+    return _OTHER
 
 
 # ---------------------------------------------------------------------------------------------

@@ -45,13 +45,18 @@ class TopologySpreadConstraint:
         the node must match the pod's nodeSelector and required node affinity (``require``,
         a :class:`RequiredNodeAffinity`); with nodeTaintsPolicy Honor the pod must tolerate
         the node's NoSchedule and NoExecute taints."""
-        if self.node_affinity_policy == HONOR:
+        if self.node_affinity_policy == HONOR and not require.trivial:
             if not require.match(node):
                 return False
         if self.node_taints_policy == HONOR:
             if find_untolerated_taint(node.taints, pod.tolerations) is not None:
                 return False
         return True
+
+    def needs_inclusion_check(self, require) -> bool:
+        """Whether :meth:`match_node_inclusion_policies` can ever be False for this pod."""
+        return ((self.node_affinity_policy == HONOR and not require.trivial)
+                or self.node_taints_policy == HONOR)
 
     def _key(self):
         return (self.max_skew, self.topology_key, self.selector, self.min_domains,
@@ -73,11 +78,13 @@ class TopologySpreadConstraint:
 class RequiredNodeAffinity:
     """nodeaffinity.GetRequiredNodeAffinity(pod): the pod's nodeSelector AND its required
     node affinity (absent parts match every node)."""
-    __slots__ = ("node_selector", "affinity")
+    __slots__ = ("node_selector", "affinity", "trivial")
 
     def __init__(self, pod):
         self.node_selector = tuple(pod.node_selector.items())
         self.affinity = pod.required_node_affinity
+        # matches every node: nothing to check
+        self.trivial = not self.node_selector and self.affinity is None
 
     def match(self, node) -> bool:
         labels = node.labels
@@ -150,19 +157,37 @@ def build_default_constraints(self, pod, action) -> list:
     return constraints
 
 
-def count_pods_match_selector(pods, selector, ns: str) -> int:
+def compile_selector(selector):
+    """A fast ``labels -> bool`` predicate equivalent to ``selector.matches`` for the common
+    one-requirement shapes (In / Exists); other selectors use ``selector.matches``."""
+    reqs = selector.requirements
+    if len(reqs) == 1:
+        r = reqs[0]
+        k = r.key
+        if r.operator == "In":
+            vals = r.values
+            if len(vals) == 1:
+                v = vals[0]
+                return lambda labels: labels.get(k) == v
+            return lambda labels: k in labels and labels[k] in vals
+        if r.operator == "Exists":
+            return lambda labels: k in labels
+    return selector.matches
+
+
+def count_pods_match_selector(pods, selector, ns: str, matches=None) -> int:
     """countPodsMatchSelector: pods of namespace ``ns``, not terminating, whose labels match
-    ``selector``; 0 for an empty selector (upstream's ``selector.Empty()`` early return)."""
+    ``selector``; 0 for an empty selector (upstream's ``selector.Empty()`` early return).
+    ``matches`` may pass the selector precompiled by :func:`compile_selector`."""
     if selector is None:
         return 0  # labels.Nothing() matches no pod
     if not selector.requirements:
         return 0
+    if matches is None:
+        matches = selector.matches
     count = 0
-    matches = selector.matches
     for p in pods:
         # Bypass terminating Pod (see #87621).
-        if p.deletion_timestamp is not None or p.namespace != ns:
-            continue
-        if matches(p.labels):
+        if p.deletion_timestamp is None and p.namespace == ns and matches(p.labels):
             count += 1
     return count

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ...framework.interface import Code, Status
 from .common import (DO_NOT_SCHEDULE, LABEL_HOSTNAME, RequiredNodeAffinity,
-                     build_default_constraints, count_pods_match_selector,
+                     build_default_constraints, compile_selector, count_pods_match_selector,
                      filter_topology_spread_constraints, node_labels_match_spread_constraints)
 
 # preFilterStateKey = "PreFilter" + Name
@@ -215,6 +215,11 @@ def cal_pre_filter_state(self, pod) -> PreFilterState:
     ns = pod.namespace
     enable_nip = self.enable_node_inclusion_policy
     keys = [c.topology_key for c in constraints]
+    # per constraint: (constraint, key, selector, compiled selector, inclusion check needed)
+    prepared = [(c, c.topology_key, c.selector,
+                 compile_selector(c.selector) if c.selector is not None else None,
+                 enable_nip and c.needs_inclusion_check(required))
+                for c in constraints]
     for node_info in all_nodes:
         node = node_info.node
         labels = node.labels
@@ -230,13 +235,20 @@ def cal_pre_filter_state(self, pod) -> PreFilterState:
         if not ok:
             continue
         pods = node_info.pods
+        if len(prepared) == 1:
+            c, k, sel, m, check = prepared[0]
+            if check and not c.match_node_inclusion_policies(pod, node, required):
+                continue
+            pair = (k, labels[k])
+            tp_pair_to_match_num[pair] = (tp_pair_to_match_num.get(pair, 0)
+                                          + count_pods_match_selector(pods, sel, ns, m))
+            continue
         # tpCounts per node: a later constraint on the same pair overwrites an earlier one
         tp_counts: dict = {}
-        for c in constraints:
-            if enable_nip and not c.match_node_inclusion_policies(pod, node, required):
+        for c, k, sel, m, check in prepared:
+            if check and not c.match_node_inclusion_policies(pod, node, required):
                 continue
-            pair = (c.topology_key, labels[c.topology_key])
-            tp_counts[pair] = count_pods_match_selector(pods, c.selector, ns)
+            tp_counts[(k, labels[k])] = count_pods_match_selector(pods, sel, ns, m)
         for pair, count in tp_counts.items():
             tp_pair_to_match_num[pair] = tp_pair_to_match_num.get(pair, 0) + count
 

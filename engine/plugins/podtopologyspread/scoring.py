@@ -21,7 +21,7 @@ import math
 
 from ...framework.interface import MAX_NODE_SCORE, Code, Status
 from .common import (LABEL_HOSTNAME, SCHEDULE_ANYWAY, RequiredNodeAffinity,
-                     build_default_constraints, count_pods_match_selector,
+                     build_default_constraints, compile_selector, count_pods_match_selector,
                      filter_topology_spread_constraints, node_labels_match_spread_constraints)
 
 # preScoreStateKey = "PreScore" + Name
@@ -35,7 +35,7 @@ class PreScoreState:
     for non-hostname keys) and ``topology_normalizing_weight`` (one per constraint).
     ``snapshot`` is the cycle's snapshot, used by Score to find the node."""
     __slots__ = ("constraints", "ignored_nodes", "topology_pair_to_pod_counts",
-                 "topology_normalizing_weight", "snapshot")
+                 "topology_normalizing_weight", "snapshot", "score_terms")
 
     def __init__(self):
         self.constraints: list = []
@@ -43,6 +43,8 @@ class PreScoreState:
         self.topology_pair_to_pod_counts: dict = {}
         self.topology_normalizing_weight: list = []
         self.snapshot = None
+        # per constraint, for Score: (key, is hostname, maxSkew, weight, selector, compiled)
+        self.score_terms: list = []
 
     def clone(self):
         """preScoreState.Clone: not copied."""
@@ -138,6 +140,10 @@ def pre_score(self, cycle_state, pod, filtered_nodes):
     counts = s.topology_pair_to_pod_counts
     constraints = s.constraints
     ns = pod.namespace
+    prepared = [(c, c.topology_key, c.selector,
+                 compile_selector(c.selector) if c.selector is not None else None,
+                 enable_nip and c.needs_inclusion_check(required))
+                for c in constraints]
     for node_info in all_nodes:
         node = node_info.node
         labels = node.labels
@@ -148,18 +154,21 @@ def pre_score(self, cycle_state, pod, filtered_nodes):
         # All topologyKeys need to be present in `node`
         if require_all_topologies and not node_labels_match_spread_constraints(labels, constraints):
             continue
-        for c in constraints:
-            if enable_nip and not c.match_node_inclusion_policies(pod, node, required):
+        for c, k, sel, m, check in prepared:
+            if check and not c.match_node_inclusion_policies(pod, node, required):
                 continue
-            pair = (c.topology_key, labels.get(c.topology_key, ""))
+            pair = (k, labels.get(k, ""))
             # If current topology pair is not associated with any candidate node,
             # continue to avoid unnecessary calculation.
             # Per-node counts are also skipped, as they are done during Score.
             tp_count = counts.get(pair)
             if tp_count is None:
                 continue
-            counts[pair] = tp_count + count_pods_match_selector(node_info.pods, c.selector, ns)
+            counts[pair] = tp_count + count_pods_match_selector(node_info.pods, sel, ns, m)
 
+    s.score_terms = [(c.topology_key, c.topology_key == LABEL_HOSTNAME, c.max_skew,
+                      s.topology_normalizing_weight[i], c.selector, m)
+                     for i, (c, _k, _sel, m, _check) in enumerate(prepared)]
     cycle_state.write(PRE_SCORE_STATE_KEY, s)
     return None
 
@@ -180,8 +189,9 @@ def get_pre_score_state(cycle_state):
 def score(self, cycle_state, pod, node_name):
     """PodTopologySpread.Score: ``round(sum over the constraints whose key the node has of
     scoreForCount(cnt, maxSkew, weight))``; 0 for ignored nodes."""
-    s, status = get_pre_score_state(cycle_state)
-    if status is not None:
+    s = cycle_state.get(PRE_SCORE_STATE_KEY)
+    if not isinstance(s, PreScoreState):
+        s, status = get_pre_score_state(cycle_state)
         return 0, status
     try:
         node_info = s.snapshot.get(node_name)
@@ -194,13 +204,11 @@ def score(self, cycle_state, pod, node_name):
         return 0, None
     labels = node.labels
     total = 0.0
-    weights = s.topology_normalizing_weight
     counts = s.topology_pair_to_pod_counts
-    for i, c in enumerate(s.constraints):
-        tk = c.topology_key
+    for tk, is_hostname, max_skew, weight, sel, m in s.score_terms:
         if tk in labels:
-            if tk == LABEL_HOSTNAME:
-                cnt = count_pods_match_selector(node_info.pods, c.selector, pod.namespace)
+            if is_hostname:
+                cnt = count_pods_match_selector(node_info.pods, sel, pod.namespace, m)
             else:
                 cnt = counts.get((tk, labels[tk]))
                 if cnt is None:
@@ -208,7 +216,8 @@ def score(self, cycle_state, pod, node_name):
                     # is asked about a node that was not a PreScore candidate
                     return 0, Status(Code.Error, [f"no topology count for ({tk}, {labels[tk]}) "
                                                   f"of node {node_name!r}"])
-            total += score_for_count(cnt, c.max_skew, weights[i])
+            # scoreForCount
+            total += float(cnt) * weight + float(max_skew - 1)
     return go_round(total), None
 
 
