@@ -56,12 +56,17 @@ def _q(v) -> str:
 # ---------------------------------------------------------------------------------------------
 # Small typed getters that report problems and return a default.
 
+def _at(place: str, key: str) -> str:
+    """The place of ``key`` inside ``place`` (just ``key`` at the top of the document)."""
+    return f"{place}.{key}" if place else key
+
+
 def get_map(d: dict, key: str, place: str, probs: Problems, default=None):
     v = d.get(key)
     if v is None:
         return {} if default is None else default
     if not isinstance(v, dict):
-        probs.add(f"{place}.{key}", f"{_q(v)} is not a mapping")
+        probs.add(_at(place, key), f"{_q(v)} is not a mapping")
         return {} if default is None else default
     return v
 
@@ -71,7 +76,7 @@ def get_list(d: dict, key: str, place: str, probs: Problems):
     if v is None:
         return []
     if not isinstance(v, list):
-        probs.add(f"{place}.{key}", f"{_q(v)} is not a list")
+        probs.add(_at(place, key), f"{_q(v)} is not a list")
         return []
     return v
 
@@ -81,7 +86,7 @@ def get_str(d: dict, key: str, place: str, probs: Problems, default: str | None 
     if v is None:
         return default
     if not isinstance(v, str):
-        probs.add(f"{place}.{key}", f"{_q(v)} is not a string")
+        probs.add(_at(place, key), f"{_q(v)} is not a string")
         return default
     return v
 
@@ -94,13 +99,13 @@ def get_int(d: dict, key: str, place: str, probs: Problems, default=None, minimu
         if isinstance(v, float) and v.is_integer():
             v = int(v)
         else:
-            probs.add(f"{place}.{key}", f"{_q(v)} is not an integer")
+            probs.add(_at(place, key), f"{_q(v)} is not an integer")
             return default
     if minimum is not None and v < minimum:
-        probs.add(f"{place}.{key}", f"{v} is less than {minimum}")
+        probs.add(_at(place, key), f"{v} is less than {minimum}")
         return default
     if maximum is not None and v > maximum:
-        probs.add(f"{place}.{key}", f"{v} is greater than {maximum}")
+        probs.add(_at(place, key), f"{v} is greater than {maximum}")
         return default
     return v
 
@@ -110,7 +115,7 @@ def get_bool(d: dict, key: str, place: str, probs: Problems, default=False):
     if v is None:
         return default
     if not isinstance(v, bool):
-        probs.add(f"{place}.{key}", f"{_q(v)} is not true or false")
+        probs.add(_at(place, key), f"{_q(v)} is not true or false")
         return default
     return v
 
@@ -120,10 +125,10 @@ def string_map(d: dict, key: str, place: str, probs: Problems) -> dict:
     out = {}
     for k, v in m.items():
         if not isinstance(k, str):
-            probs.add(f"{place}.{key}", f"key {_q(k)} is not a string")
+            probs.add(_at(place, key), f"key {_q(k)} is not a string")
             continue
         if isinstance(v, bool) or v is None or not isinstance(v, (str, int, float)):
-            probs.add(f"{place}.{key}.{k}", f"{_q(v)} is not a string")
+            probs.add(f"{_at(place, key)}.{k}", f"{_q(v)} is not a string")
             continue
         out[k] = v if isinstance(v, str) else str(v)
     return out
@@ -261,14 +266,10 @@ def resource_list(v: Any, place: str, probs: Problems) -> dict:
 
 
 def is_scalar_resource(name: str) -> bool:
-    """schedutil.IsScalarResourceName: extended, hugepages-*, attachable-volumes-*, native prefixed."""
-    if name.startswith("hugepages-") or name.startswith("attachable-volumes-"):
-        return True
-    if "/" in name and not name.startswith("kubernetes.io/"):
-        return True  # extended resource
-    if name.startswith("requests."):
-        return False
-    return False
+    """schedutil.IsScalarResourceName: extended resources (domain-prefixed, outside
+    kubernetes.io), hugepages-*, prefixed native resources (kubernetes.io/...) and
+    attachable-volumes-*."""
+    return name.startswith("hugepages-") or name.startswith("attachable-volumes-") or "/" in name
 
 
 def to_resource(rl: dict) -> dict:
