@@ -55,6 +55,15 @@ def main(argv=None) -> int:
             print(e.describe(), file=sys.stderr)
             return 2
         if args.command == "validate":
+            # The scheduler profiles (plugins, pluginConfig) are checked when the engine is
+            # built, so validate builds one too: a scenario that `run` would refuse is invalid.
+            from .scheduler import Engine
+            try:
+                Engine(scenario, Trace(enabled=False))
+            except ScenarioError as e:
+                e.source = args.scenario
+                print(e.describe(), file=sys.stderr)
+                return 2
             print(f"{args.scenario}: valid ({len(scenario.objects)} objects, {len(scenario.actions)} actions)")
             return 0
         until = None
@@ -99,7 +108,8 @@ def main(argv=None) -> int:
                 sys.stdout.flush()
         return 0
     except OSError as e:
-        print(f"python -m engine: error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"python -m engine: error: {where}{e.strerror or e}", file=sys.stderr)
         return 2
     except Exception:  # pragma: no cover - a bug
         print("python -m engine: internal error (a bug in the engine; please report it with the scenario):",

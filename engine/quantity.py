@@ -23,36 +23,43 @@ _DECIMAL = {"n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), ""
 _QUANTITY_RE = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))([eE][+-]?[0-9]+|[A-Za-z]*)$")
 
 
+def _q(v) -> str:
+    """Quote a user value for an error message as the scenario loader does (``"12x"``)."""
+    if isinstance(v, str):
+        return '"' + v + '"'
+    return repr(v)
+
+
 def parse_quantity(value) -> Decimal:
     """Parse a quantity (``"100m"``, ``"1Gi"``, ``"1e3"``, ``2``, ``1.5``) to a Decimal.
 
     Raises ValueError with the text ``is not a quantity`` for anything else.
     """
     if isinstance(value, bool) or value is None:
-        raise ValueError(f"{value!r} is not a quantity")
+        raise ValueError(f"{_q(value)} is not a quantity")
     if isinstance(value, int):
         return Decimal(value)
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
-            raise ValueError(f"{value!r} is not a quantity")
+            raise ValueError(f"{_q(value)} is not a quantity")
         return Decimal(repr(value))
     if not isinstance(value, str):
-        raise ValueError(f"{value!r} is not a quantity")
+        raise ValueError(f"{_q(value)} is not a quantity")
     m = _QUANTITY_RE.match(value.strip())
     if not m:
-        raise ValueError(f"{value!r} is not a quantity")
+        raise ValueError(f"{_q(value)} is not a quantity")
     number, suffix = m.groups()
     try:
         base = Decimal(number)
     except InvalidOperation:  # pragma: no cover - the regex admits only valid numbers
-        raise ValueError(f"{value!r} is not a quantity") from None
+        raise ValueError(f"{_q(value)} is not a quantity") from None
     if suffix in _BINARY:
         return base * _BINARY[suffix]
     if suffix in _DECIMAL:
         return base * _DECIMAL[suffix]
     if suffix[:1] in ("e", "E") and len(suffix) > 1:
         return base.scaleb(int(suffix[1:]))
-    raise ValueError(f"{value!r} is not a quantity")
+    raise ValueError(f"{_q(value)} is not a quantity")
 
 
 def ceil_int(d: Decimal) -> int:
@@ -80,13 +87,13 @@ def parse_duration(value) -> int:
     and durations finer than a microsecond.
     """
     if isinstance(value, bool) or value is None:
-        raise ValueError(f"{value!r} is not a duration")
+        raise ValueError(f"{_q(value)} is not a duration")
     if isinstance(value, (int, float)):
         d = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
     elif isinstance(value, str):
         text = value.strip()
         if not text:
-            raise ValueError(f"{value!r} is not a duration")
+            raise ValueError(f"{_q(value)} is not a duration")
         try:
             d = Decimal(text)
         except InvalidOperation:
@@ -97,17 +104,17 @@ def parse_duration(value) -> int:
                 total += Decimal(m.group(1)) * _UNIT_US[m.group(2)]
                 pos = m.end()
             if pos != len(text) or pos == 0:
-                raise ValueError(f"{value!r} is not a duration") from None
+                raise ValueError(f"{_q(value)} is not a duration") from None
             if total != total.to_integral_value():
-                raise ValueError(f"{value!r} is finer than a microsecond") from None
+                raise ValueError(f"{_q(value)} is finer than a microsecond") from None
             return int(total)
     else:
-        raise ValueError(f"{value!r} is not a duration")
+        raise ValueError(f"{_q(value)} is not a duration")
     if not d.is_finite() or d < 0:
-        raise ValueError(f"{value!r} is not a duration")
+        raise ValueError(f"{_q(value)} is not a duration")
     us = d * US
     if us != us.to_integral_value():
-        raise ValueError(f"{value!r} is finer than a microsecond")
+        raise ValueError(f"{_q(value)} is finer than a microsecond")
     return int(us)
 
 

@@ -285,9 +285,23 @@ class ScoreExtensions:
 
 
 class ScorePlugin(Plugin):
-    """``score(state, pod, node_name) -> (int, Status | None)``."""
+    """``score(state, pod, node_name) -> (int, Status | None)``.
+
+    ``score_nodes(state, pod, node_infos) -> (list of int, Status | None)`` scores every
+    feasible node in one call; the runtime uses it.  Its default calls ``score`` per node;
+    a plugin may override it for speed, and must then return exactly what ``score`` would.
+    """
     def score(self, state: "CycleState", pod: "Pod", node_name: str):
         raise NotImplementedError
+
+    def score_nodes(self, state: "CycleState", pod: "Pod", node_infos: list):
+        out = []
+        for ni in node_infos:
+            s, status = self.score(state, pod, ni.name)
+            if status is not None and status.code != Code.Success:
+                return None, status
+            out.append(s)
+        return out, None
 
     def score_extensions(self) -> Optional[ScoreExtensions]:
         return None

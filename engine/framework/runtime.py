@@ -320,14 +320,10 @@ class Framework:
         totals = [0] * n
         per_plugin = []
         for pl in plugins:
-            score = pl.score
-            scores = []
-            append = scores.append
-            for name in names:
-                s, status = score(state, pod, name)
-                if status is not None and status.code != _SUCCESS:
-                    return None, Status(Code.Error, [f"running Score plugins: plugin {pl.name!r} failed with: {status.message()}"], pl.name)
-                append(NodeScore(name, s))
+            values, status = pl.score_nodes(state, pod, nodes)
+            if status is not None and status.code != _SUCCESS:
+                return None, Status(Code.Error, [f"running Score plugins: plugin {pl.name!r} failed with: {status.message()}"], pl.name)
+            scores = [NodeScore(names[i], values[i]) for i in range(n)]
             raw = [ns.score for ns in scores] if tr else None
             ext = pl.score_extensions()
             if ext is not None:

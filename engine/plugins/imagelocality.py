@@ -110,6 +110,24 @@ class ImageLocality(ScorePlugin):
                     total += scaled_image_score(size, c.num_nodes[name], c.total_num_nodes)
         return calculate_priority(total, c.num_containers), None
 
+    def score_nodes(self, state, pod, node_infos):
+        """Score for every node in one call (same results as ``score``)."""
+        c = self._cycle_images(state, pod, self.handle.snapshot())
+        zero = calculate_priority(0, c.num_containers)
+        out = []
+        for ni in node_infos:
+            have = ni.node.images
+            if not have:
+                out.append(zero)
+                continue
+            total = 0
+            for name in c.images:
+                size = have.get(name)
+                if size is not None:
+                    total += scaled_image_score(size, c.num_nodes[name], c.total_num_nodes)
+            out.append(calculate_priority(total, c.num_containers))
+        return out, None
+
     def score_extensions(self):
         return None
 

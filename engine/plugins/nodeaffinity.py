@@ -184,6 +184,24 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
             count += preferred_score(s.preferred_node_affinity, node)
         return count, None
 
+    def score_nodes(self, state, pod, node_infos):
+        """Score for every node in one call (same results as ``score``)."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            s = _PreScoreState(new_preferred_scheduling_terms(pod.preferred_node_affinity))
+        added, pref = self.added_pref_sched_terms, s.preferred_node_affinity
+        if added is None and not pref:
+            return [0] * len(node_infos), None
+        out = []
+        for ni in node_infos:
+            count = 0
+            if added is not None:
+                count += preferred_score(added, ni.node)
+            if pref:
+                count += preferred_score(pref, ni.node)
+            out.append(count)
+        return out, None
+
     def normalize_score(self, state, pod, scores):
         """NodeAffinity.NormalizeScore: DefaultNormalizeScore(MaxNodeScore, reverse=False)."""
         return default_normalize_score(MAX_NODE_SCORE, False, scores)

@@ -98,6 +98,15 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
         return count_intolerable_taints_prefer_no_schedule(
             node_info.node.taints, s.tolerations_prefer_no_schedule), None
 
+    def score_nodes(self, state, pod, node_infos):
+        """Score for every node in one call (same results as ``score``)."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, _PreScoreState):
+            return None, Status.error(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
+        tol = s.tolerations_prefer_no_schedule
+        return [count_intolerable_taints_prefer_no_schedule(ni.node.taints, tol) if ni.node.taints else 0
+                for ni in node_infos], None
+
     def normalize_score(self, state, pod, scores):
         """TaintToleration.NormalizeScore: DefaultNormalizeScore(MaxNodeScore, reverse=True)."""
         return default_normalize_score(MAX_NODE_SCORE, True, scores)
