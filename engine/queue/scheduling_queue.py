@@ -410,12 +410,14 @@ class PriorityQueue:
                                          f"its spec or metadata changed, which may make it schedulable; it is still "
                                          f"backing off ({self._backoff_text(pinfo)})")
                 else:
-                    self._delete_unschedulable(key)
+                    # Upstream removes the entry only once addToActiveQ succeeds: a pod that is
+                    # re-gated keeps its place in unschedulablePods.
                     if not self.add_to_active_q(pinfo):
                         if self.trace.enabled:
                             self._transition(pinfo, UNSCHEDULABLE_PODS, UNSCHEDULABLE_PODS, fw.PodUpdate,
                                              "its spec or metadata changed, but " + self._gated_message(pinfo))
                         return
+                    self._delete_unschedulable(key)
                     if self.trace.enabled:
                         self._transition(pinfo, UNSCHEDULABLE_PODS, ACTIVE_Q, fw.PodUpdate,
                                          "its spec or metadata changed, which may make it schedulable, and it is not "

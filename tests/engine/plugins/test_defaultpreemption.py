@@ -145,14 +145,16 @@ def test_invalid_args(args):
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "BUG: unknown DefaultPreemptionArgs fields are silently ignored; upstream decodes plugin args "
-    "strictly (scheme.Codecs has serializer.EnableStrict; PluginConfig.decodeNestedObjects returns "
-    "the strict decoding error), as the engine's other plugins do through ArgsChecker"))
+    "BUG: unknown DefaultPreemptionArgs fields are silently ignored (DefaultPreemption.__init__ only "
+    "reads the two known keys); upstream decodes plugin args strictly: scheme.Codecs is built with "
+    "serializer.EnableStrict and PluginConfig.decodeNestedObjects returns the strict decoding error "
+    "(TestCodecsDecodePluginConfig expects 'strict decoding error: ... unknown field'); the engine's "
+    "other plugins reject unknown fields through ArgsChecker"))
 def test_unknown_args_field_rejected():
-    """A misspelt field (``minCandidateNodesPercent``) is a strict-decoding error upstream
-    (staging/src/k8s.io/kube-scheduler/config/v1/types.go PluginConfig.decodeNestedObjects;
-    pkg/scheduler/apis/config/scheme/scheme.go: ``serializer.NewCodecFactory(Scheme,
-    serializer.EnableStrict)``)."""
+    """A misspelt DefaultPreemptionArgs field (``minCandidateNodesPercent``) is a strict decoding
+    error upstream (pkg/scheduler/apis/config/scheme/scheme.go ``serializer.EnableStrict``;
+    staging/src/k8s.io/kube-scheduler/config/v1/types.go ``PluginConfig.decodeNestedObjects``;
+    scheme_test.go TestCodecsDecodePluginConfig "... encoding is strict" cases)."""
     with pytest.raises(ConfigError):
         DefaultPreemption({"minCandidateNodesPercent": 40}, None)
 

@@ -950,11 +950,6 @@ def test_update_gated_pod():
     assert q.pending_pods() == {"active": 1, "backoff": 0, "unschedulable": 0, "gated": 0}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: Update of a gated pod that stays gated deletes and re-inserts its unschedulablePods "
-    "entry, so it moves to the end of 'the order it entered unschedulablePods' (SPEC.md 4). "
-    "Upstream v1.28 Update returns right after a failed addToActiveQ and only calls "
-    "unschedulablePods.delete after success, so the entry never leaves."))
 def test_update_that_re_gates_keeps_the_unschedulable_pods_order():
     t = new_clock()
     tr, events = recording_trace(t)
