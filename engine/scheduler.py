@@ -308,6 +308,14 @@ class Engine:
             self._skip(action, f"pod {key} does not exist")
             return
         if pod.deletion_timestamp is not None:
+            if reason == "Preempted" and not pod.disruption_target:
+                # prepareCandidate marks every victim DisruptionTarget/PreemptionByScheduler and
+                # deletes it, even one already terminating: it now terminates by preemption.
+                self.trace.emit("PodDeleted", pod=key, reason=reason, preemptor=preemptor,
+                                gracePeriodSeconds=pod.termination_grace_period,
+                                message="already terminating; marked as terminating by preemption")
+                self._replace_pod(pod, pod.copy(disruption_target=True, resource_version=self._next_rv()))
+                return
             self._skip(action, f"pod {key} is already terminating")
             return
         self.trace.emit("PodDeleted", pod=key, reason=reason, preemptor=preemptor,

@@ -10,10 +10,10 @@ Args (DefaultPreemptionArgs): ``minCandidateNodesPercentage`` (default 10, 0..10
 """
 from __future__ import annotations
 
-from ..errors import ConfigError
 from ..framework.interface import Code, PostFilterPlugin, Status
 from ..objects import PREEMPT_NEVER
 from ..preemption import Evaluator, sort_more_important
+from .helper import ArgsChecker
 
 NAME = "DefaultPreemption"
 
@@ -22,20 +22,21 @@ class DefaultPreemption(PostFilterPlugin):
     name = NAME
 
     def __init__(self, args, handle):
+        """NewDefaultPreemption with SetDefaults_DefaultPreemptionArgs and
+        ValidateDefaultPreemptionArgs; unknown fields are refused (strict decoding)."""
         self.handle = handle
-        self.min_candidate_nodes_percentage = args.get("minCandidateNodesPercentage", 10)
-        self.min_candidate_nodes_absolute = args.get("minCandidateNodesAbsolute", 100)
-        place = f"pluginConfig[{NAME}].args"
-        for k, v in (("minCandidateNodesPercentage", self.min_candidate_nodes_percentage),
-                     ("minCandidateNodesAbsolute", self.min_candidate_nodes_absolute)):
-            if isinstance(v, bool) or not isinstance(v, int):
-                raise ConfigError([f"{place}.{k}: {v!r} is not an integer"])
-        if not 0 <= self.min_candidate_nodes_percentage <= 100:
-            raise ConfigError([f"{place}.minCandidateNodesPercentage: {self.min_candidate_nodes_percentage} is not in the range [0, 100]"])
-        if self.min_candidate_nodes_absolute < 0:
-            raise ConfigError([f"{place}.minCandidateNodesAbsolute: {self.min_candidate_nodes_absolute} must not be negative"])
-        if self.min_candidate_nodes_percentage == 0 and self.min_candidate_nodes_absolute == 0:
-            raise ConfigError([f"{place}: minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero"])
+        ck = ArgsChecker(NAME, args, ("minCandidateNodesPercentage", "minCandidateNodesAbsolute"))
+        pct = ck.get_int(ck.args, "minCandidateNodesPercentage", "minCandidateNodesPercentage", 10)
+        absolute = ck.get_int(ck.args, "minCandidateNodesAbsolute", "minCandidateNodesAbsolute", 100)
+        if pct is not None and not 0 <= pct <= 100:
+            ck.add("minCandidateNodesPercentage", f"{pct} is not in the range [0, 100]")
+        if absolute is not None and absolute < 0:
+            ck.add("minCandidateNodesAbsolute", f"{absolute} must not be negative")
+        if pct == 0 and absolute == 0:
+            ck.add("", "minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero")
+        ck.raise_if_any()
+        self.min_candidate_nodes_percentage = pct
+        self.min_candidate_nodes_absolute = absolute
         self.preemption_attempts = 0
 
     def post_filter(self, state, pod, filtered_node_status_map):

@@ -793,14 +793,6 @@ def test_plain_deletion_on_nominated_node_does_not_block():
     assert pod_state(eng, "p")["nominatedNodeName"] == "n2"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: a victim that is already terminating (deleted by someone else) is not marked "
-    "DisruptionTarget/PreemptionByScheduler when preempted: Engine._pod_delete returns early for "
-    "terminating pods, so the next cycle finds the preemptor eligible again and evicts w. Upstream "
-    "v1.28.0 preemption.go prepareCandidate applies the DisruptionTarget condition (ApplyStatus) and "
-    "calls util.DeletePod for every victim regardless of deletionTimestamp; default_preemption.go "
-    "podTerminatingByPreemption then sees deletionTimestamp + the condition and "
-    "PodEligibleToPreemptOthers refuses a second preemption"))
 def test_already_terminating_victim_becomes_terminating_by_preemption():
     """prepareCandidate marks every victim DisruptionTarget=True (reason PreemptionByScheduler)
     before deleting it, even one whose deletion someone else already started; from then on it is

@@ -144,12 +144,6 @@ def test_invalid_args(args):
         DefaultPreemption(args, None)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: unknown DefaultPreemptionArgs fields are silently ignored (DefaultPreemption.__init__ only "
-    "reads the two known keys); upstream decodes plugin args strictly: scheme.Codecs is built with "
-    "serializer.EnableStrict and PluginConfig.decodeNestedObjects returns the strict decoding error "
-    "(TestCodecsDecodePluginConfig expects 'strict decoding error: ... unknown field'); the engine's "
-    "other plugins reject unknown fields through ArgsChecker"))
 def test_unknown_args_field_rejected():
     """A misspelt DefaultPreemptionArgs field (``minCandidateNodesPercent``) is a strict decoding
     error upstream (pkg/scheduler/apis/config/scheme/scheme.go ``serializer.EnableStrict``;
