@@ -7,8 +7,16 @@ immutable objects whose ``matches`` methods are cheap, because filters call them
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Mapping
+
+_LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def is_valid_label_value(v: str) -> bool:
+    """validation.IsValidLabelValue: at most 63 characters of [-A-Za-z0-9_.], alphanumeric ends."""
+    return len(v) <= 63 and bool(_LABEL_VALUE_RE.match(v))
 
 
 @dataclass(frozen=True)
@@ -67,10 +75,12 @@ EVERYTHING = LabelSelector()
 class NodeSelectorTerm:
     match_expressions: tuple = ()  # Requirements on labels
     match_fields: tuple = ()       # Requirements on fields (only metadata.name)
+    invalid: bool = False          # a requirement labels.NewRequirement would refuse
 
     def matches(self, node_name: str, labels: Mapping[str, str]) -> bool:
-        # An empty term matches nothing (nodeaffinity.nodeSelectorTerms).
-        if not self.match_expressions and not self.match_fields:
+        # An empty term, or one whose requirements do not parse as a selector
+        # (NodeSelectorRequirementsAsSelector fails), matches nothing.
+        if self.invalid or (not self.match_expressions and not self.match_fields):
             return False
         for r in self.match_expressions:
             if not r.matches(labels):

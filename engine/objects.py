@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from .labels import (LabelSelector, NodeSelector, NodeSelectorTerm, Requirement, Taint,
+from .labels import (is_valid_label_value, LabelSelector, NodeSelector, NodeSelectorTerm, Requirement, Taint,
                      Toleration)
 from .quantity import milli_value, parse_quantity, value
 
@@ -238,7 +238,9 @@ def parse_node_selector_term(v, place, probs) -> NodeSelectorTerm:
                 probs.add(f"{place}.matchFields[{i}].key", f"{_q(r.key)} is not supported (only metadata.name)")
             else:
                 fields.append(r)
-    return NodeSelectorTerm(tuple(exprs), tuple(fields))
+    invalid = any(r.operator in ("In", "NotIn") and not all(is_valid_label_value(x) for x in r.values)
+                  for r in exprs)
+    return NodeSelectorTerm(tuple(exprs), tuple(fields), invalid)
 
 
 # ---------------------------------------------------------------------------------------------

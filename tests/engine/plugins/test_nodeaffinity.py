@@ -249,10 +249,6 @@ def test_events():
         (GVK.Node, ActionType.Add | ActionType.Update)]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "engine.labels/objects accept a NotIn value that is not a valid label value; upstream's "
-    "labels.NewRequirement rejects it, so the term never matches (TestNodeAffinity 'Pod with an "
-    "invalid value in Affinity term won't be scheduled onto the node')"))
 def test_invalid_label_value_in_term_matches_nothing():
     pod = required(term(expr("foo", "NotIn", "invalid value: ___@#$%^"))).obj()
     ni = node_info(make_node().name("node").labels({"foo": "bar"}).obj())
