@@ -142,7 +142,15 @@ class Cache:
         self.pod_states.pop(pod.key, None)
 
     def assume_pod(self, pod) -> None:
-        """AssumePod: the pod (with spec.nodeName set) counts on its node from now on."""
+        """AssumePod: the pod (with spec.nodeName set) counts on its node from now on.
+
+        Upstream keys the cache by UID; here a stale assumption of an earlier pod with the
+        same name (deleted while its bind was in flight) is dropped when the new one is assumed.
+        """
+        stale = self.pod_states.get(pod.key)
+        if stale is not None and stale.uid != pod.uid:
+            self._remove(stale)
+            self.assumed_pods.discard(pod.key)
         self._add(pod)
         self.assumed_pods.add(pod.key)
 
@@ -152,8 +160,12 @@ class Cache:
             self._remove(self.pod_states[pod.key])
             self.assumed_pods.discard(pod.key)
 
-    def is_assumed_pod(self, key: str) -> bool:
-        return key in self.assumed_pods
+    def is_assumed_pod(self, key: str, uid: str | None = None) -> bool:
+        """IsAssumedPod; with ``uid``, only if the assumed pod is that very pod (upstream keys
+        the cache by UID, so a re-created pod of the same name is not assumed)."""
+        if key not in self.assumed_pods:
+            return False
+        return uid is None or self.pod_states[key].uid == uid
 
     def add_pod(self, pod) -> None:
         """AddPod: a bound pod observed; confirms an assumed one (remove, then add: it goes last)."""

@@ -129,6 +129,9 @@ def parse_scheduler_config(raw, probs: Problems, place="scheduler") -> Scheduler
         if not isinstance(rp, dict):
             probs.add(pp, f"{_q(rp)} is not a profile")
             continue
+        for k in rp:
+            if k not in ("schedulerName", "plugins", "pluginConfig", "percentageOfNodesToScore"):
+                probs.add(f"{pp}.{k}", "is not a profile field (schedulerName, plugins, pluginConfig, percentageOfNodesToScore)")
         name = get_str(rp, "schedulerName", pp, probs) or DEFAULT_SCHEDULER_NAME
         if name in names:
             probs.add(f"{pp}.schedulerName", f"{_q(name)} is used by another profile")

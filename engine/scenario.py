@@ -259,7 +259,7 @@ def parse_action(verb, body, place, probs, start_instant, at=0, index=0):
 
 
 def parse_cues(raw, probs):
-    """Teaching cues: [{at: <seconds|duration> | after: {type, pod, ...}, text: Markdown}]."""
+    """Teaching cues: [{at: <seconds|duration> | when: {type, pod, ...}, text: Markdown, title}]."""
     cues = []
     if raw is None:
         return cues

@@ -80,6 +80,7 @@ class Engine:
         self.pdbs: dict = {}
         self.deleted_pods: dict = {}
         self._rv = 0
+        self._uid = 0
         self.cache = Cache()
         self.frameworks: dict = {}
         for prof in cfg.profiles:
@@ -90,6 +91,11 @@ class Engine:
             f.host = self
         first = next(iter(self.frameworks.values()))
         qs = first.queue_sort
+        for f in self.frameworks.values():
+            if f.queue_sort.name != qs.name:
+                from .errors import ConfigError
+                raise ConfigError([f"scheduler.profiles: every profile must use the same queue sort plugin "
+                                   f"({first.profile_name!r} uses {qs.name}, {f.profile_name!r} uses {f.queue_sort.name})"])
         less = None if qs.name == "PrioritySort" else qs.less
         profiles = {}
         for name, f in self.frameworks.items():
@@ -258,6 +264,8 @@ class Engine:
         pod = pod.copy()
         self._resolve_priority(pod)
         pod.resource_version = self._next_rv()
+        self._uid += 1
+        pod.uid = f"uid-{self._uid}"
         self.deleted_pods.pop(pod.key, None)
         if pod.node_name:
             if pod.start_time is None:
@@ -281,7 +289,7 @@ class Engine:
         if old is None:
             self._skip(action, f"pod {new.key} does not exist")
             return
-        new = new.copy(priority=old.priority, spec_priority=old.spec_priority,
+        new = new.copy(uid=old.uid, priority=old.priority, spec_priority=old.spec_priority,
                        preemption_policy=old.preemption_policy if new.preemption_policy is None else new.preemption_policy,
                        node_name=old.node_name, nominated_node_name=old.nominated_node_name,
                        start_time=old.start_time if new.start_time is None else new.start_time,
@@ -296,7 +304,7 @@ class Engine:
             self.cache.update_pod(old, new)
             self.queue.assigned_pod_updated(old, new)
             return
-        if self.cache.is_assumed_pod(new.key):
+        if self.cache.is_assumed_pod(new.key, new.uid):
             return  # updates of assumed pods are ignored (eventhandlers.go)
         if self._responsible(new):
             self.queue.update(old, new)
@@ -488,7 +496,7 @@ class Engine:
         out = CycleOutcome(pinfo, fwk, CycleState(), cycle)
         out.end = self.now + self.cycle_duration
         self.cycle_in_flight = out
-        if pod.deletion_timestamp is not None or self.cache.is_assumed_pod(key):
+        if pod.deletion_timestamp is not None or self.cache.is_assumed_pod(key, pod.uid):
             # skipPodSchedule (v1.28 does not call Done here)
             out.skipped = True
             self.trace.emit("CycleSkipped", pod=key, cycle=cycle,
@@ -568,6 +576,14 @@ class Engine:
             out.nominating_info = NominatingInfo("", MODE_OVERRIDE)
             return
         out.status = None
+        self._activate(state)
+
+    def _activate(self, state):
+        """Move the pods plugins put in PodsToActivate to activeQ (Activate)."""
+        if state.pods_to_activate:
+            pods = [self.pods[k] for k in list(state.pods_to_activate) if k in self.pods]
+            state.pods_to_activate.clear()
+            self.queue.activate(pods)
 
     def _wrap_single_node_failure(self, pod, host, st):
         if st.is_unschedulable():
@@ -767,7 +783,10 @@ class Engine:
         fwk, state, pinfo, host = out.fwk, out.state, out.pinfo, out.host
         key = pinfo.pod.key
         self.binding.pop(key, None)
+        fwk.cycle = out.cycle
         assumed = self.cache.get_pod(key)
+        if assumed is None or assumed.uid != pinfo.pod.uid:
+            assumed = pinfo.pod.copy(node_name=host)
         st = fwk.run_pre_bind_plugins(state, assumed, host)
         if st is None:
             st = fwk.run_bind_plugins(state, assumed, host)
@@ -775,7 +794,7 @@ class Engine:
                 st = None
         current = self.pods.get(key)
         if st is None:
-            if current is None:
+            if current is None or current.uid != pinfo.pod.uid:
                 st = Status(Code.Error, [f'pods "{pinfo.pod.name}" not found'])
             elif host not in self.nodes:
                 st = Status(Code.Error, [f'nodes "{host}" not found'])
@@ -794,14 +813,17 @@ class Engine:
         self.cache.add_pod(bound)
         self.queue.assigned_pod_added(bound)
         fwk.run_post_bind_plugins(state, bound, host)
+        self._activate(state)
         self.queue.done(key)
 
     def _handle_binding_cycle_error(self, out, status):
         fwk, pinfo = out.fwk, out.pinfo
         assumed = self.cache.get_pod(pinfo.pod.key)
+        if assumed is not None and assumed.uid != pinfo.pod.uid:
+            assumed = None  # the cache now holds a newer pod of the same name
         fwk.run_reserve_plugins_unreserve(out.state, assumed or pinfo.pod, out.host)
         deferred = None
-        if assumed is not None and self.cache.is_assumed_pod(pinfo.pod.key):
+        if assumed is not None and self.cache.is_assumed_pod(pinfo.pod.key, pinfo.pod.uid):
             self.cache.forget_pod(assumed)
             if status.is_unschedulable():
                 k = pinfo.pod.key

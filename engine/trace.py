@@ -36,7 +36,7 @@ class Trace:
 
 
 class JsonLinesWriter:
-    """A sink writing one compact, key-ordered JSON object per line."""
+    """A sink writing one compact JSON object per line (keys in the order the event has them)."""
 
     def __init__(self, fh):
         self._fh = fh

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 
 class CycleState:
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "record_plugin_metrics")
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "record_plugin_metrics",
+                 "pods_to_activate")
 
     def __init__(self):
         self._data: dict = {}
+        # PodsToActivate: plugins put pods here (key -> Pod) to have them moved to activeQ at
+        # the end of a successful scheduling cycle and of the binding cycle.
+        self.pods_to_activate: dict = {}
         self.skip_filter_plugins: set = set()
         self.skip_score_plugins: set = set()
         self.record_plugin_metrics = False
@@ -34,4 +38,5 @@ class CycleState:
         c.skip_filter_plugins = set(self.skip_filter_plugins)
         c.skip_score_plugins = set(self.skip_score_plugins)
         c.record_plugin_metrics = self.record_plugin_metrics
+        c.pods_to_activate = self.pods_to_activate
         return c

@@ -100,7 +100,13 @@ class Framework:
                    if name in VOLUME_PLUGINS else "")
             raise ConfigError([f"{profile.place}.plugins: {name!r} is not a known plugin{why}"])
         args = profile.plugin_config.get(name) or {}
-        inst = factory(args, self)
+        try:
+            inst = factory(args, self)
+        except ConfigError as e:
+            raise ConfigError([p if p.startswith(profile.place) else f"{profile.place}.{p}" for p in e.problems]) from None
+        except Exception as e:  # a plugin's own bug or refusal must not look like an engine crash
+            raise ConfigError([f"{profile.place}.plugins: building plugin {name!r} failed: "
+                               f"{type(e).__name__}: {e}"]) from None
         if not getattr(inst, "name", None):
             raise ConfigError([f"{profile.place}.plugins: the plugin built for {name!r} has no name"])
         self._instances[name] = inst
