@@ -83,6 +83,7 @@ class Cache:
         self.pod_states: dict = {}     # key -> Pod as placed in the cache
         self.assumed_pods: set = set()
         self._list = None
+        self._snapshot = None
 
     # --------------------------------------------------------------- nodes
 
@@ -132,8 +133,12 @@ class Cache:
     def _add(self, pod) -> None:
         self._node_info_for(pod.node_name).add_pod(pod)
         self.pod_states[pod.key] = pod
+        if self._snapshot is not None and pod.has_affinity:
+            self._snapshot.invalidate_affinity_lists()
 
     def _remove(self, pod) -> None:
+        if self._snapshot is not None and pod.has_affinity:
+            self._snapshot.invalidate_affinity_lists()
         ni = self.nodes.get(pod.node_name)
         if ni is not None:
             ni.remove_pod(pod)
@@ -197,5 +202,9 @@ class Cache:
         return self._list
 
     def snapshot(self) -> Snapshot:
-        lst = self.node_info_list()
-        return Snapshot(lst, {ni.name: ni for ni in lst})
+        """The Snapshot over the live NodeInfos, rebuilt only when the node list changed
+        (the cycle is evaluated at one instant, so the live NodeInfos are its snapshot)."""
+        if self._list is None or self._snapshot is None:
+            lst = self.node_info_list()
+            self._snapshot = Snapshot(lst, {ni.name: ni for ni in lst})
+        return self._snapshot

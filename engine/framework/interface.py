@@ -207,10 +207,19 @@ class PostFilterResult:
     nominating_info: Optional[NominatingInfo] = None
 
 
-@dataclass
 class NodeScore:
-    name: str
-    score: int
+    """framework.NodeScore: a node's score from one plugin."""
+    __slots__ = ("name", "score")
+
+    def __init__(self, name: str, score: int):
+        self.name = name
+        self.score = score
+
+    def __eq__(self, other):
+        return isinstance(other, NodeScore) and (self.name, self.score) == (other.name, other.score)
+
+    def __repr__(self):
+        return f"NodeScore({self.name!r}, {self.score})"
 
 
 # ---------------------------------------------------------------------------------------------

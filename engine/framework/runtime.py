@@ -329,26 +329,31 @@ class Framework:
             values, status = pl.score_nodes(state, pod, nodes)
             if status is not None and status.code != _SUCCESS:
                 return None, Status(Code.Error, [f"running Score plugins: plugin {pl.name!r} failed with: {status.message()}"], pl.name)
-            scores = [NodeScore(names[i], values[i]) for i in range(n)]
-            raw = [ns.score for ns in scores] if tr else None
+            raw = list(values) if tr else None
             ext = pl.score_extensions()
             if ext is not None:
+                scores = [NodeScore(names[i], values[i]) for i in range(n)]
                 status = ext.normalize_score(state, pod, scores)
                 if status is not None and status.code != _SUCCESS:
                     return None, Status(Code.Error, [f"running Normalize on Score plugins: plugin {pl.name!r} failed with: {status.message()}"], pl.name)
+                values = [ns.score for ns in scores]
             w = self.score_plugin_weight.get(pl.name, 1)
-            for i in range(n):
-                s = scores[i].score
-                if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE:
-                    return None, Status(Code.Error, [f"applying score defaultWeights on Score plugins: plugin {pl.name!r} returns an invalid score {s}, it should in the range of [0, 100] after normalizing"], pl.name)
-                totals[i] += s * w
-            per_plugin.append((pl, raw, scores, ext is not None, w))
+            if max(values, default=0) > MAX_NODE_SCORE or min(values, default=0) < MIN_NODE_SCORE:
+                s = next(v for v in values if v > MAX_NODE_SCORE or v < MIN_NODE_SCORE)
+                return None, Status(Code.Error, [f"applying score defaultWeights on Score plugins: plugin {pl.name!r} returns an invalid score {s}, it should in the range of [0, 100] after normalizing"], pl.name)
+            if w == 1:
+                for i in range(n):
+                    totals[i] += values[i]
+            else:
+                for i in range(n):
+                    totals[i] += values[i] * w
+            per_plugin.append((pl, raw, values, ext is not None, w))
         if not tr:
             return [(names[i], totals[i], None) for i in range(n)], None
         details = [{} for _ in range(n)]
         for pl, raw, scores, normalized, w in per_plugin:
             for i in range(n):
-                details[i][pl.name] = (raw[i], scores[i].score, scores[i].score * w)
+                details[i][pl.name] = (raw[i], scores[i], scores[i] * w)
         for pl, raw, scores, normalized, w in per_plugin:
             for i in range(n):
                 self.trace.emit("PluginResult", pod=pod.key, cycle=self.cycle, point="Score", plugin=pl.name,
@@ -357,7 +362,7 @@ class Framework:
                 for i in range(n):
                     self.trace.emit("PluginResult", pod=pod.key, cycle=self.cycle, point="NormalizeScore",
                                     plugin=pl.name, node=names[i], code="Success", reasons=[],
-                                    score=scores[i].score, weight=w, weightedScore=scores[i].score * w,
+                                    score=scores[i], weight=w, weightedScore=scores[i] * w,
                                     dryRun=False)
         return [(names[i], totals[i], details[i]) for i in range(n)], None
 

@@ -77,10 +77,14 @@ class ImageLocality(ScorePlugin):
             return c
         images = tuple(normalized_image_name(i) for i in pod.images)
         wanted = set(images)
-        counts = dict.fromkeys(wanted, 0)
         node_infos = snapshot.node_info_list
-        if wanted:
-            for ni in node_infos:
+        index = getattr(snapshot, "image_node_counts", None)
+        if index is not None:
+            all_counts = index()
+            counts = {name: all_counts.get(name, 0) for name in wanted}
+        else:
+            counts = dict.fromkeys(wanted, 0)
+            for ni in node_infos if wanted else ():
                 have = ni.node.images
                 if not have:
                     continue
