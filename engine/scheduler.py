@@ -497,8 +497,9 @@ class Engine:
         out.end = self.now + self.cycle_duration
         self.cycle_in_flight = out
         if pod.deletion_timestamp is not None or self.cache.is_assumed_pod(key, pod.uid):
-            # skipPodSchedule (v1.28 does not call Done here)
+            # skipPodSchedule returns at once (and v1.28 does not call Done here)
             out.skipped = True
+            out.end = self.now
             self.trace.emit("CycleSkipped", pod=key, cycle=cycle,
                             reason="the pod is being deleted" if pod.deletion_timestamp is not None
                             else "the pod is already assumed on a node (a stale copy was queued)")
@@ -557,7 +558,16 @@ class Engine:
                 return
             host = self._select_host(pod, out.cycle, totals)
         out.host = host
-        # assume, Reserve, Permit
+
+    def _assume_reserve_permit(self, out: CycleOutcome):
+        """The end of schedulingCycle: assume the pod on its node, then Reserve and Permit.
+
+        Upstream does this after scoring, as the last steps of the cycle; the simulator does it
+        when the cycle ends, so an update of the pod received during the cycle still reaches
+        the queue (as a fresh copy), as it would upstream before the assume.
+        """
+        fwk, state, host = out.fwk, out.state, out.host
+        pod = out.pinfo.pod          # the version popped, as upstream's DeepCopy of podInfo
         assumed = pod.copy(node_name=host)
         self.cache.assume_pod(assumed)
         self.queue.nominator.delete_nominated_pod_if_exists(pod)
@@ -704,6 +714,10 @@ class Engine:
             return
         pod = out.pinfo.pod
         if out.status is None:
+            fwk = out.fwk
+            fwk.cycle = out.cycle
+            self._assume_reserve_permit(out)
+        if out.status is None:
             self.trace.emit("CycleEnd", pod=pod.key, cycle=out.cycle, result="Scheduled", node=out.host,
                             nominatedNode=None)
             self._start_binding(out)
@@ -728,8 +742,8 @@ class Engine:
     def _handle_scheduling_failure(self, fwk, pinfo, status, nominating_info, diagnosis):
         """handleSchedulingFailure: record the rejecting plugins, requeue the latest version of
         the pod, record the nomination, and patch nominatedNodeName if it changes."""
-        if diagnosis is not None and isinstance(status.err, FitError):
-            pinfo.unschedulable_plugins = set(p for p in diagnosis.unschedulable_plugins if p)
+        if isinstance(status.err, FitError):
+            pinfo.unschedulable_plugins = set(p for p in status.err.diagnosis.unschedulable_plugins if p)
         key = pinfo.pod.key
         cached = self.pods.get(key)
         if cached is None:

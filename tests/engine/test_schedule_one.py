@@ -129,3 +129,21 @@ def test_a_plugin_factory_that_raises_is_a_config_error_naming_the_profile():
         assert exc.value.problems == ["scheduler.profiles[0].plugins: building plugin 'Broken' failed: RuntimeError: boom"]
     finally:
         registry.unregister("Broken")
+
+
+def test_update_during_a_successful_cycle_queues_a_copy_that_is_skipped_once_assumed():
+    """Upstream: the update handler re-adds a pod that is in flight but not yet assumed
+    (PriorityQueue.Update, not in any queue -> new QueuedPodInfo); the cycle then assumes the
+    pod; the stale copy is popped later and skipPodSchedule drops it (assumed)."""
+    doc = {"kind": "Scenario", "metadata": {"name": "stale"},
+           "simulation": {"schedulingCycleDuration": "1s", "bindDuration": "2s"},
+           "objects": [node("n1"), pod("p")],
+           "actions": [{"at": "500ms", "update": {**pod("p"), "metadata": {"name": "p", "annotations": {"x": "1"}}}}]}
+    e, events = run(doc)
+    moves = [(ev["from"], ev["to"], ev["event"]) for ev in events
+             if ev["type"] == "QueueTransition" and ev["pod"] == "default/p"]
+    assert (None, "activeQ", "PodUpdate") in moves
+    skipped = [ev for ev in events if ev["type"] == "CycleSkipped"]
+    assert len(skipped) == 1 and skipped[0]["cycle"] == 2 and skipped[0]["time"] == 1.0
+    st = e.state()
+    assert st["pods"]["default/p"]["phase"] == "Running" and st["queues"]["activeQ"] == []
