@@ -204,7 +204,7 @@ class Cache:
     def snapshot(self) -> Snapshot:
         """The Snapshot over the live NodeInfos, rebuilt only when the node list changed
         (the cycle is evaluated at one instant, so the live NodeInfos are its snapshot)."""
-        if self._list is None or self._snapshot is None:
-            lst = self.node_info_list()
+        lst = self.node_info_list()
+        if self._snapshot is None or self._snapshot.node_info_list is not lst:
             self._snapshot = Snapshot(lst, {ni.name: ni for ni in lst})
         return self._snapshot

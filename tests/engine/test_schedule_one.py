@@ -147,3 +147,18 @@ def test_update_during_a_successful_cycle_queues_a_copy_that_is_skipped_once_ass
     assert len(skipped) == 1 and skipped[0]["cycle"] == 2 and skipped[0]["time"] == 1.0
     st = e.state()
     assert st["pods"]["default/p"]["phase"] == "Running" and st["queues"]["activeQ"] == []
+
+
+def test_a_node_listed_between_its_addition_and_the_next_cycle_is_still_seen():
+    """Reading the node list (as the UI does) must not hide a new node from the next cycle."""
+    doc = {"kind": "Scenario", "metadata": {"name": "snap"},
+           "objects": [node("n1", cpu="1"), pod("big", cpu="2")]}
+    e = Engine(Scenario.from_dict(doc))
+    e.run(0)
+    from engine.scenario import parse_action
+    from engine.objects import Problems
+    probs = Problems()
+    e.inject(parse_action("create", node("n2", cpu="4"), "inject", probs, e.scenario.simulation.start_time))
+    e.cache.node_info_list()          # an observer lists the nodes
+    e.run(2 * US)
+    assert e.state()["pods"]["default/big"]["nodeName"] == "n2"
