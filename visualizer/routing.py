@@ -1,3 +1,9 @@
-"""WebSocket routes, wired into visualizer.asgi (sessions' consumers come in a later issue)."""
+"""WebSocket routes, wired into visualizer.asgi: a presenter's socket and a follower's."""
+from django.urls import path
 
-websocket_urlpatterns = []
+from visualizer.consumers import SessionConsumer
+
+websocket_urlpatterns = [
+    path("ws/s/<str:token>/", SessionConsumer.as_asgi(role="presenter")),
+    path("ws/w/<str:token>/", SessionConsumer.as_asgi(role="follower")),
+]

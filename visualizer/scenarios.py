@@ -22,6 +22,12 @@ class ScenarioEntry:
     description: str = ""
     error: str = ""
 
+    @property
+    def description_html(self):
+        """The description as safe HTML (Markdown, everything in it escaped first)."""
+        from visualizer.markdown import render
+        return render(self.description)
+
 
 def read_entry(path: Path) -> ScenarioEntry:
     """Read one scenario file's metadata; never raises for a bad file."""
@@ -53,3 +59,12 @@ def list_scenarios(directory: Path) -> list[ScenarioEntry]:
     if not directory.is_dir():
         return []
     return [read_entry(path) for path in sorted(directory.glob("*.yaml"))]
+
+
+def find_entry(directory: Path, filename: str) -> Path | None:
+    """The path of the library's scenario file called ``filename`` (only files the library
+    lists: no other path can be named)."""
+    for entry in list_scenarios(directory):
+        if entry.filename == filename and not entry.error:
+            return Path(directory) / entry.filename
+    return None

@@ -1,15 +1,96 @@
+"""HTTP views: the library, starting a session, the session page, health and metrics.
+
+Thin on purpose: sessions are created and read through ``visualizer.runner``, and the page's
+panels come from ``visualizer.presenters`` (the same partials the WebSocket pushes).
+"""
 from django.conf import settings
 from django.http import HttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from visualizer.scenarios import list_scenarios
+from engine import ScenarioError
+from visualizer import metrics, presenters, runner
+from visualizer.models import Session
+from visualizer.scenarios import find_entry, list_scenarios
+
+EVENT_TYPES = ("Action", "ActionSkipped", "BindFailed", "Bound", "CycleEnd", "CycleSkipped", "CycleStart",
+               "FilterStopped", "HostSelected", "NominatedNodeEvaluated", "Nomination", "PluginResult",
+               "PodDeleted", "PodRemoved", "PreemptionCandidate", "PreemptionDryRunStop",
+               "PreemptionIneligible", "PreemptionNodeResult", "PreemptionPick", "QueueTransition",
+               "ReprieveFits", "ReprieveStart", "ReprieveStep")
+MAX_UPLOAD_BYTES = 5 * 1024 * 1024
 
 
-def library(request):
-    """The scenario library: one entry per scenario file in SCENARIO_FIXTURES_DIR."""
+def library(request, problems=(), pasted="", status=200):
+    """The scenario library: one entry per scenario file in SCENARIO_FIXTURES_DIR, and the
+    upload form (with the problems of a rejected scenario)."""
     scenarios = list_scenarios(settings.SCENARIO_FIXTURES_DIR)
-    return render(request, "visualizer/library.html", {"scenarios": scenarios})
+    return render(request, "visualizer/library.html",
+                  {"scenarios": scenarios, "problems": list(problems), "pasted": pasted}, status=status)
+
+
+@require_POST
+def start_session(request):
+    """Start a session from a library fixture (``fixture``) or an uploaded or pasted scenario
+    (``scenario_file`` or ``scenario``); an invalid one shows every problem and starts nothing."""
+    fixture = request.POST.get("fixture")
+    pasted = ""
+    if fixture:
+        path = find_entry(settings.SCENARIO_FIXTURES_DIR, fixture)
+        if path is None:
+            return library(request, [f"{fixture}: no such scenario in the library"], status=404)
+        text, source = path.read_text(encoding="utf-8"), fixture
+    elif request.FILES.get("scenario_file"):
+        upload = request.FILES["scenario_file"]
+        if upload.size > MAX_UPLOAD_BYTES:
+            return library(request, [f"{upload.name}: the file is larger than {MAX_UPLOAD_BYTES // 1048576} MiB"], status=400)
+        try:
+            text = upload.read().decode("utf-8")
+        except UnicodeDecodeError:
+            return library(request, [f"{upload.name}: the file is not UTF-8 text"], status=400)
+        source = ""
+        pasted = text
+    else:
+        text = pasted = request.POST.get("scenario", "")
+        source = ""
+    try:
+        session = runner.create_session(text, source)
+    except ScenarioError as e:
+        return library(request, e.problems, pasted=pasted, status=400)
+    return redirect("session-presenter", token=session.presenter_token)
+
+
+def _session_page(request, session, role):
+    with runner.open_live(session.pk) as live:
+        ctx = presenters.context(live)
+    ctx.update({
+        "role": role,
+        "ws_path": f"/ws/{'s' if role == 'presenter' else 'w'}/"
+                   f"{session.presenter_token if role == 'presenter' else session.follower_token}/",
+        "follower_url": request.build_absolute_uri(reverse("session-follower", args=[session.follower_token])),
+        "presenter_url": request.build_absolute_uri(reverse("session-presenter", args=[session.presenter_token]))
+        if role == "presenter" else "",
+        "speeds": runner.SPEEDS,
+        "event_types": EVENT_TYPES,
+    })
+    return render(request, "visualizer/session.html", ctx)
+
+
+def session_presenter(request, token):
+    return _session_page(request, get_object_or_404(Session, presenter_token=token), "presenter")
+
+
+def session_follower(request, token):
+    return _session_page(request, get_object_or_404(Session, follower_token=token), "follower")
 
 
 def healthz(request):
     return HttpResponse("ok", content_type="text/plain")
+
+
+def prometheus_metrics(request):
+    metrics.SESSIONS.set(Session.objects.count())
+    metrics.LIVE_SESSIONS.set(runner.live_count())
+    return HttpResponse(generate_latest(), content_type=CONTENT_TYPE_LATEST)

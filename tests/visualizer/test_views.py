@@ -100,3 +100,177 @@ def test_static_css_is_served(client):
 
     assert response.status_code == 200
     assert b"".join(response.streaming_content).startswith(b"/* Site-wide styles")
+
+
+# ---------------------------------------------------------------------- sessions
+
+from visualizer.models import Session  # noqa: E402
+
+
+@pytest.mark.django_db
+def test_library_entries_have_a_start_button_posting_the_fixture(client, scenarios_dir):
+    html = client.get("/").content.decode()
+
+    assert 'data-scenario="too-big"' in html
+    assert html.count('data-action="start"') == len(list(scenarios_dir.glob("*.yaml")))
+    assert 'name="fixture" value="too-big.yaml"' in html
+    assert 'data-form="scenario-upload"' in html and 'name="scenario"' in html
+
+
+@pytest.mark.django_db
+def test_library_renders_descriptions_as_safe_markdown(client, scenarios_dir):
+    html = client.get("/").content.decode()
+
+    assert "<code>small</code> fits on <strong>n1</strong>" in html
+    assert "&lt;b&gt;HTML&lt;/b&gt; in a narrative is shown as text" in html
+
+
+@pytest.mark.django_db
+def test_starting_a_fixture_creates_a_session_and_redirects_the_presenter(client, scenarios_dir):
+    response = client.post("/sessions/", {"fixture": "too-big.yaml"})
+
+    session = Session.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == f"/s/{session.presenter_token}/"
+    assert session.source == "too-big.yaml"
+    assert session.scenario_text == (scenarios_dir / "too-big.yaml").read_text()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", ["nope.yaml", "../settings.py", "/etc/passwd"])
+def test_only_library_files_can_be_started(client, scenarios_dir, name):
+    response = client.post("/sessions/", {"fixture": name})
+
+    assert response.status_code == 404
+    assert Session.objects.count() == 0
+    assert f"{name}: no such scenario in the library" in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_pasted_scenario_starts_a_session(client, scenario_text):
+    response = client.post("/sessions/", {"scenario": scenario_text("backoff.yaml")})
+
+    session = Session.objects.get()
+    assert response["Location"] == f"/s/{session.presenter_token}/"
+    assert session.title == "Backoff doubles per attempt"
+    assert session.source == ""
+
+
+@pytest.mark.django_db
+def test_an_uploaded_file_starts_a_session(client, scenarios_dir):
+    with open(scenarios_dir / "preemption.yaml", "rb") as f:
+        response = client.post("/sessions/", {"scenario_file": f})
+
+    assert response.status_code == 302
+    assert Session.objects.get().scenario_name == "preemption"
+
+
+@pytest.mark.django_db
+def test_an_invalid_scenario_shows_every_problem_with_its_place_and_creates_nothing(client):
+    text = (
+        "kind: Scenario\n"
+        "metadata: {name: Broken_Example}\n"
+        "simulation: {bindDuration: 2 seconds}\n"
+        "objects:\n"
+        "  - {apiVersion: v1, kind: Pod, metadata: {name: web}, spec: {containers: [{name: c, resources: {requests: {cpu: 12x}}}]}}\n"
+    )
+
+    response = client.post("/sessions/", {"scenario": text})
+
+    assert response.status_code == 400
+    assert Session.objects.count() == 0
+    html = response.content.decode()
+    assert html.count("data-problem") == 3
+    assert "metadata.name: &quot;Broken_Example&quot; must match" in html
+    assert "simulation.bindDuration: &quot;2 seconds&quot; is not a duration" in html
+    assert "objects[0].spec.containers[0].resources.requests.cpu: &quot;12x&quot; is not a quantity" in html
+    assert "Broken_Example}" in html  # the pasted text is kept for fixing
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("text", "problem"), [
+    ("", "the scenario is empty"),
+    ("kind: Scenario\nmetadata: [unclosed\n", "line 3, column 1: not valid YAML"),
+])
+def test_empty_or_unreadable_scenarios_are_refused(client, text, problem):
+    response = client.post("/sessions/", {"scenario": text})
+
+    assert response.status_code == 400
+    assert problem in response.content.decode()
+    assert Session.objects.count() == 0
+
+
+def test_starting_a_session_needs_a_post(client):
+    assert client.get("/sessions/").status_code == 405
+
+
+@pytest.fixture
+def session(db, scenario_text):
+    from visualizer import runner
+    return runner.create_session(scenario_text("too-big.yaml"), "too-big.yaml")
+
+
+def test_presenter_page_has_every_hook(client, session):
+    from visualizer import runner
+    runner.control(session.pk, {"action": "step-event"})   # the first step loads the cluster
+
+    response = client.get(f"/s/{session.presenter_token}/")
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    for hook in ('data-queue="activeQ"', 'data-queue="backoffQ"', 'data-queue="unschedulablePods"',
+                 'data-node="n1"', "data-clock", 'data-action="step-event"', 'data-action="step-point"',
+                 'data-action="step-cycle"', 'data-action="play"', 'data-action="pause"', 'data-action="back"',
+                 'data-form="run-until"', 'data-panel="preemption"', "data-follower-link", "data-presenter-link"):
+        assert hook in html, hook
+    assert f'ws-connect="/ws/s/{session.presenter_token}/"' in html
+    assert f"/w/{session.follower_token}/" in html
+    assert "A pod too big for the cluster" in html
+    assert "<code>big</code> asks for 4 CPUs" in html
+
+
+def test_before_the_first_step_the_page_says_how_to_start(client, session):
+    html = client.get(f"/s/{session.presenter_token}/").content.decode()
+
+    assert "Nothing has happened yet" in html
+    assert 'data-node="' not in html
+
+
+def test_follower_page_watches_without_controls_or_the_presenter_link(client, session):
+    response = client.get(f"/w/{session.follower_token}/")
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert f'ws-connect="/ws/w/{session.follower_token}/"' in html
+    assert session.presenter_token not in html
+    assert 'data-action="step-event"' not in html and "data-follower-link" not in html
+    assert 'data-queue="activeQ"' in html
+
+
+def test_a_token_opens_only_its_own_page(client, session):
+    assert client.get(f"/s/{session.follower_token}/").status_code == 404
+    assert client.get(f"/w/{session.presenter_token}/").status_code == 404
+    assert client.get("/s/not-a-token/").status_code == 404
+
+
+def test_the_page_shows_where_the_session_is(client, session):
+    from visualizer import runner
+    runner.control(session.pk, {"action": "run-until", "until": "1"})
+
+    html = client.get(f"/s/{session.presenter_token}/").content.decode()
+
+    assert '<span class="clock" data-clock>1</span>' in html
+    assert 'data-pod="default/small" data-phase="Running"' in html
+    unschedulable = html.split('data-queue="unschedulablePods"')[1].split("</ol>")[0]
+    assert 'data-pod="default/big"' in unschedulable
+    assert "NodeResourcesFit" in unschedulable
+
+
+def test_metrics_expose_the_servers_figures(client, session):
+    response = client.get("/metrics")
+
+    assert response.status_code == 200
+    text = response.content.decode()
+    assert "visualizer_sessions 1.0" in text
+    assert "visualizer_open_websockets" in text
+    assert "visualizer_frames_pushed_total" in text

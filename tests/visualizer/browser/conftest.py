@@ -1,0 +1,221 @@
+"""Browser tests: Playwright drives Debian's chromium against real Daphne servers.
+
+Each server is the ``daphne`` command in a subprocess, exactly as users run the app, with its
+own SQLite file: so a test can stop and restart it (a restart must lose nothing) or run two
+of them behind one Redis. Nothing here touches the test process's database, and the tests
+are sorted after every other test (tests/conftest.py), as sync Playwright requires.
+"""
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+SCENARIOS = ROOT / "tests" / "visualizer" / "scenarios"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-sync"]
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.fail(f"{CHROMIUM} is missing: `bash scripts/test.sh` installs Debian's chromium")
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(check, what, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if check():
+                return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+class DaphneServer:
+    """``daphne visualizer.asgi:application`` on a free loopback port, with its own database."""
+
+    def __init__(self, database: Path, **env):
+        self.database = database
+        self.env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DJANGO_SETTINGS_MODULE")}
+        self.env.update(DATABASE_PATH=str(database), SCENARIO_FIXTURES_DIR=str(SCENARIOS),
+                        DJANGO_SETTINGS_MODULE="visualizer.settings", PYTHONUNBUFFERED="1", **env)
+        self.process = None
+        self.port = None
+        self.log = database.with_suffix(".log")
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> "DaphneServer":
+        if not self.database.exists():
+            subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT,
+                           env=self.env, check=True, timeout=120)
+        self.port = self.port or free_port()
+        log = self.log.open("ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port),
+             "visualizer.asgi:application"], cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        wait_for(lambda: urllib.request.urlopen(f"{self.url}/healthz", timeout=1).read() == b"ok",
+                 f"Daphne on port {self.port} (log: {self.log})")
+        return self
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+
+class RedisServer:
+    """A throw-away ``redis-server`` on a free loopback port (nothing saved to disk)."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.port = free_port()
+        self.process = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> "RedisServer":
+        binary = shutil.which("redis-server")
+        if binary is None:
+            pytest.fail("redis-server is missing: `bash scripts/test.sh` installs it")
+        self.process = subprocess.Popen(
+            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--dir", str(self.directory)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        def ping():
+            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
+                s.sendall(b"PING\r\n")
+                return s.recv(16).startswith(b"+PONG")
+        wait_for(ping, f"redis-server on port {self.port}")
+        return self
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+            self.process = None
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory):
+    """One Daphne server shared by the browser tests that need nothing special."""
+    srv = DaphneServer(tmp_path_factory.mktemp("daphne") / "db.sqlite3").start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def make_server(tmp_path):
+    """Servers of the test's own (stopped at the end): make_server(database=..., **env)."""
+    made = []
+
+    def make(database=None, **env):
+        srv = DaphneServer(database or tmp_path / f"db{len(made)}.sqlite3", **env)
+        made.append(srv)
+        return srv
+    yield make
+    for srv in made:
+        srv.stop()
+
+
+@pytest.fixture
+def redis_server(tmp_path):
+    srv = RedisServer(tmp_path).start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(autouse=True)
+def _timeouts(page):
+    page.set_default_timeout(15_000)
+    yield
+
+
+class SessionPage:
+    """Reading and driving the session page through its stable hooks."""
+
+    def __init__(self, page):
+        self.page = page
+
+    @property
+    def header(self):
+        return self.page.locator("#panel-header")
+
+    def position(self) -> int:
+        return int(self.header.get_attribute("data-position"))
+
+    def clock(self) -> float:
+        return float(self.page.locator("[data-clock]").inner_text())
+
+    def click(self, action: str) -> None:
+        self.page.locator(f'[data-action="{action}"]').click()
+
+    def wait_position(self, predicate, timeout=15.0) -> int:
+        """Wait until predicate(position) holds; returns that position."""
+        deadline = time.monotonic() + timeout
+        while True:
+            at = self.position()
+            if predicate(at):
+                return at
+            if time.monotonic() > deadline:
+                raise AssertionError(f"position stayed at {at}")
+            self.page.wait_for_timeout(50)
+
+    def step(self, action: str) -> int:
+        """Click a step control and wait for the frame it causes."""
+        before = self.header.get_attribute("data-version")
+        self.click(action)
+        self.page.wait_for_function(
+            "v => document.querySelector('#panel-header').dataset.version !== v", arg=before)
+        return self.position()
+
+    def queue(self, name: str):
+        return self.page.locator(f'[data-queue="{name}"]')
+
+    def pods_in(self, name: str) -> list:
+        return self.queue(name).locator("[data-pod]").evaluate_all("els => els.map(e => e.dataset.pod)")
+
+
+@pytest.fixture
+def open_session(page):
+    """open_session(server, "too-big"): start a library fixture from the library page and
+    return the presenter's SessionPage once its socket is live."""
+    def open_session(server, name):
+        page.goto(server.url + "/")
+        page.locator(f'[data-scenario="{name}"] [data-action="start"]').click()
+        page.wait_for_url("**/s/*/")
+        page.wait_for_selector('[data-connection="open"]')
+        return SessionPage(page)
+    return open_session
+
+
+@pytest.fixture
+def session_page():
+    return SessionPage

@@ -1,0 +1,227 @@
+"""The session service: stepping, time travel, injections, and exact rebuilds from the database."""
+import json
+
+import pytest
+
+from engine import ScenarioError
+from visualizer import runner
+from visualizer.models import Session
+
+pytestmark = pytest.mark.django_db
+
+NODE_N2 = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n2"},
+           "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "110"}}}
+
+
+@pytest.fixture
+def session(scenario_text):
+    return runner.create_session(scenario_text("too-big.yaml"), "too-big.yaml")
+
+
+def snapshot(session_id):
+    """The engine's state and the revealed events, as the page would get them."""
+    with runner.open_live(session_id) as live:
+        return json.dumps({"state": live.stepper.state(), "events": live.revealed()}, sort_keys=True)
+
+
+def after_restart(session_id):
+    """The same, rebuilt from the database alone (a new server process)."""
+    runner.reset()
+    return snapshot(session_id)
+
+
+def control(session_id, action, **fields):
+    return runner.control(session_id, {"action": action, **fields})
+
+
+def test_create_session_stores_the_scenario_and_two_distinct_unguessable_tokens(session):
+    assert session.title == "A pod too big for the cluster"
+    assert session.scenario_name == "too-big"
+    assert session.source == "too-big.yaml"
+    assert session.presenter_token != session.follower_token
+    assert len(session.presenter_token) >= 40 and len(session.follower_token) >= 40
+    assert (session.position, session.high_water, session.injections) == (0, 0, [])
+
+
+def test_an_invalid_scenario_creates_nothing():
+    with pytest.raises(ScenarioError) as info:
+        runner.create_session("kind: Scenario\nmetadata: {name: Bad_Name}\nobjects: [{kind: Service}]\n")
+    assert len(info.value.problems) == 2
+    assert Session.objects.count() == 0
+
+
+def test_a_scheduler_configuration_problem_is_found_before_anything_is_stored():
+    text = ("kind: Scenario\nmetadata: {name: cfg}\nscheduler:\n  profiles:\n"
+            "    - plugins: {filter: {enabled: [{name: NoSuchPlugin}]}}\n")
+    with pytest.raises(ScenarioError) as info:
+        runner.create_session(text)
+    assert "NoSuchPlugin" in str(info.value)
+    assert Session.objects.count() == 0
+
+
+def test_steps_move_the_position_and_are_stored(session):
+    control(session.pk, "step-event")
+    control(session.pk, "step-point")
+    control(session.pk, "step-cycle")
+    session.refresh_from_db()
+    with runner.open_live(session.pk) as live:
+        assert session.position == session.high_water == live.position
+        assert live.revealed()[-1]["type"] == "CycleEnd"
+    assert session.version == 3
+
+
+def test_a_rebuilt_session_is_exactly_the_live_one(session):
+    for action in ("step-cycle", "step-event", "step-event"):
+        control(session.pk, action)
+    live_view = snapshot(session.pk)
+    assert after_restart(session.pk) == live_view
+
+
+def test_back_and_jump_travel_in_time_and_forward_steps_follow_the_recorded_timeline(session):
+    control(session.pk, "step-cycle")
+    control(session.pk, "step-cycle")
+    with runner.open_live(session.pk) as live:
+        head, events = live.position, list(live.revealed())
+    control(session.pk, "jump", position=5)
+    with runner.open_live(session.pk) as live:
+        assert (live.position, live.high_water) == (5, head)
+        assert live.revealed() == events[:5]
+    control(session.pk, "back")
+    control(session.pk, "step-event")
+    control(session.pk, "step-event")
+    with runner.open_live(session.pk) as live:
+        assert live.position == 6
+        assert live.revealed() == events[:6]
+    control(session.pk, "step-cycle")   # forward to the first CycleEnd on the recorded timeline
+    with runner.open_live(session.pk) as live:
+        assert live.revealed()[-1]["type"] == "CycleEnd"
+        assert live.high_water == head
+    control(session.pk, "jump", position=head)
+    assert after_restart(session.pk) == snapshot(session.pk)
+
+
+def test_the_state_after_time_travel_is_the_state_at_that_point(session):
+    control(session.pk, "step-event")
+    control(session.pk, "step-event")
+    with runner.open_live(session.pk) as live:
+        at_two = json.dumps(live.stepper.state(), sort_keys=True)
+    control(session.pk, "step-cycle")
+    control(session.pk, "jump", position=2)
+    with runner.open_live(session.pk) as live:
+        assert json.dumps(live.stepper.state(), sort_keys=True) == at_two
+    assert after_restart(session.pk) == snapshot(session.pk)
+
+
+def test_an_injected_node_is_recorded_and_replayed_exactly(session):
+    control(session.pk, "run-until", until=1)
+    with runner.open_live(session.pk) as live:
+        assert live.stepper.state()["pods"]["default/big"]["queue"] == "unschedulablePods"
+        assert live.stepper.state()["time"] == 1.0
+    control(session.pk, "inject", form="yaml", verb="create", manifest=json.dumps(NODE_N2))
+    control(session.pk, "run-until", until=2)
+    with runner.open_live(session.pk) as live:
+        state = live.stepper.state()
+        assert state["pods"]["default/big"]["nodeName"] == "n2"
+        assert state["time"] == 2.0
+    session.refresh_from_db()
+    assert session.injections == [{"position": session.injections[0]["position"], "timeUs": 1_000_000,
+                                   "verb": "create", "body": NODE_N2}]
+    assert after_restart(session.pk) == snapshot(session.pk)
+
+
+def test_travelling_back_before_an_injection_and_forward_again_reapplies_it(session):
+    control(session.pk, "step-cycle")
+    control(session.pk, "step-cycle")
+    control(session.pk, "inject", form="yaml", verb="create", manifest=json.dumps(NODE_N2))
+    control(session.pk, "step-cycle")
+    with runner.open_live(session.pk) as live:
+        head, events = live.position, list(live.revealed())
+        injected_at = live.injections[0].position
+    control(session.pk, "jump", position=injected_at)
+    with runner.open_live(session.pk) as live:
+        assert "n2" not in live.stepper.engine.nodes
+    control(session.pk, "step-event")
+    with runner.open_live(session.pk) as live:
+        assert "n2" in live.stepper.engine.nodes
+        assert live.revealed() == events[:injected_at + 1]
+    control(session.pk, "jump", position=head)
+    with runner.open_live(session.pk) as live:
+        assert live.revealed() == events
+    assert after_restart(session.pk) == snapshot(session.pk)
+
+
+def test_injecting_behind_the_head_drops_the_recorded_future(session):
+    control(session.pk, "step-cycle")
+    control(session.pk, "inject", form="node-add", name="n2", cpu="8", memory="8Gi", pods="110")
+    control(session.pk, "step-cycle")
+    control(session.pk, "jump", position=3)
+    control(session.pk, "inject", form="node-add", name="n3", cpu="8", memory="8Gi", pods="110")
+    with runner.open_live(session.pk) as live:
+        assert [i.body["metadata"]["name"] for i in live.injections] == ["n3"]
+        assert live.high_water == live.position
+        assert sorted(live.stepper.engine.nodes) == ["n1", "n3"]
+    assert after_restart(session.pk) == snapshot(session.pk)
+
+
+def test_an_invalid_injection_lists_its_problems_and_changes_nothing(session):
+    control(session.pk, "step-event")
+    with pytest.raises(runner.ControlError) as info:
+        control(session.pk, "inject", form="pod-add",
+                manifest="metadata: {name: Bad}\nspec: {containers: [{name: c, resources: {requests: {cpu: 12x}}}]}")
+    assert any(p.startswith("inject[0].create.metadata.name") for p in info.value.problems)
+    assert any("12x" in p for p in info.value.problems)
+    session.refresh_from_db()
+    assert session.injections == [] and session.position == 1
+
+
+def test_run_until_an_earlier_time_travels_back(scenario_text):
+    session = runner.create_session(scenario_text("backoff.yaml"))
+    control(session.pk, "run-until", until=4)
+    control(session.pk, "run-until", until=1)
+    with runner.open_live(session.pk) as live:
+        assert not live.at_head
+        assert all(e["time"] <= 1 for e in live.revealed())
+        assert live.timeline[live.position]["time"] > 1
+    control(session.pk, "run-until", until=6)
+    with runner.open_live(session.pk) as live:
+        assert live.at_head and live.stepper.state()["time"] == 6
+    assert after_restart(session.pk) == snapshot(session.pk)
+
+
+def test_stepping_past_the_end_says_so(session):
+    control(session.pk, "run-until", until=100)
+    result = control(session.pk, "step-event")
+    assert "Nothing more happens on its own" in result["note"]
+
+
+def test_run_until_refuses_more_than_a_day_ahead(session):
+    control(session.pk, "run-until", until=86400)
+    with pytest.raises(runner.ControlError, match="more than 24 hours of virtual time ahead"):
+        control(session.pk, "run-until", until=86400 * 2 + 1)
+
+
+def test_a_bad_number_is_refused(session):
+    with pytest.raises(runner.ControlError, match="is not a number"):
+        control(session.pk, "run-until", until="soon")
+    with pytest.raises(runner.ControlError, match="unknown control"):
+        control(session.pk, "explode")
+
+
+def test_a_change_made_by_another_process_is_picked_up(session):
+    control(session.pk, "step-event")
+    with runner.open_live(session.pk) as live:
+        stale = live
+    # another process steps the session: the database row moves on
+    Session.objects.filter(pk=session.pk).update(position=2, high_water=2, version=stale.version + 1)
+    with runner.open_live(session.pk) as live:
+        assert live is not stale
+        assert live.position == 2
+
+
+def test_a_concurrent_write_is_detected(session):
+    control(session.pk, "step-event")
+    with runner.open_live(session.pk) as live:
+        Session.objects.filter(pk=session.pk).update(version=live.version + 5)
+        live.step("event")
+        with pytest.raises(runner.Conflict):
+            live.persist()

@@ -1,0 +1,42 @@
+"""A session: one scenario being run, stored so that a server restart loses nothing.
+
+The engine is deterministic, so a session is stored as what it needs to be replayed exactly:
+the scenario text, the cluster events injected from the page (each with the trace position
+and the virtual time it was applied at), how far the run has gone (``high_water``, the number
+of trace events ever revealed, and ``head_clock_us``, the engine's clock there) and the
+position shown now (``position`` <= ``high_water``: the presenter may have travelled back).
+``visualizer.runner`` rebuilds the engine from these fields.
+"""
+import secrets
+
+from django.db import models
+
+
+def new_token() -> str:
+    """An unguessable link token (256 bits)."""
+    return secrets.token_urlsafe(32)
+
+
+class Session(models.Model):
+    title = models.CharField(max_length=300)
+    scenario_name = models.CharField(max_length=100)
+    scenario_text = models.TextField()
+    source = models.CharField(max_length=300, blank=True, help_text="fixture file name, or empty for an upload")
+    presenter_token = models.CharField(max_length=64, unique=True, default=new_token)
+    follower_token = models.CharField(max_length=64, unique=True, default=new_token)
+    # [{"position": int, "timeUs": int, "verb": "create|update|delete", "body": {...}}] in the
+    # order applied; "position" is the number of trace events revealed when it was applied.
+    injections = models.JSONField(default=list)
+    position = models.PositiveIntegerField(default=0)
+    high_water = models.PositiveIntegerField(default=0)
+    head_clock_us = models.BigIntegerField(default=0)
+    # Incremented by every change: a process holding an older copy of the run rebuilds it.
+    version = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"{self.title} ({self.scenario_name})"

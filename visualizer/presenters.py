@@ -1,0 +1,673 @@
+"""Engine state and revealed trace events, turned into plain template context.
+
+Templates never see engine objects: every function here returns dicts, lists, strings and
+numbers. ``render_panels`` renders the session page's panels, each one root element with a
+stable ``id``, so the same HTML serves the first page load and every WebSocket push (the htmx
+ws extension swaps each top-level element of a frame by its id).
+
+The engine's state is the state after its last unit of work; when a step reveals only part
+of a unit's events (stepping by event through a Pop, say), the queue columns are rolled back
+over the unrevealed QueueTransitions so pods are shown where the revealed trace has put them.
+"""
+from __future__ import annotations
+
+import bisect
+
+from django.template.loader import render_to_string
+
+from engine import US
+from visualizer import markdown
+
+PANELS = ("header", "timeline", "queues", "cycle", "nodes", "preemption", "log", "metrics",
+          "narrative", "targets")
+QUEUES = (("activeQ", "activeQ", "pop order: priority, then queue time"),
+          ("backoffQ", "podBackoffQ", "backoff expiry order"),
+          ("unschedulablePods", "unschedulablePods", "waiting for a cluster event"))
+EXTENSION_POINTS = ("PreFilter", "Filter", "PostFilter", "PreScore", "Score", "NormalizeScore",
+                    "Reserve", "Permit", "PreBind", "Bind", "PostBind")
+PREEMPTION_TYPES = {"PreemptionIneligible", "PreemptionNodeResult", "ReprieveStart", "ReprieveFits",
+                    "ReprieveStep", "PreemptionCandidate", "PreemptionDryRunStop", "PreemptionPick"}
+LOG_LIMIT = 250
+QUEUE_LIMIT = 100         # pods listed per queue column (the count shows them all)
+MATRIX_ROWS = 40          # nodes shown in the Filter and Score tables (large clusters)
+CHART_POINTS = 300
+NODE_CARD_LIMIT = 60
+SUCCESS = "Success"
+
+
+# ---------------------------------------------------------------------- formatting
+
+def seconds(value) -> str:
+    """Virtual seconds as text: 0, 1.5, 0.000001."""
+    if value is None:
+        return ""
+    text = f"{value:.6f}".rstrip("0").rstrip(".")
+    return text if text not in ("", "-0") else "0"
+
+
+def quantity(resource: str, amount) -> str:
+    """A resource amount as Kubernetes writes it (cpu from millicores, bytes in Ki/Mi/Gi)."""
+    if amount is None:
+        return "0"
+    if resource == "cpu":
+        return str(amount // 1000) if amount % 1000 == 0 else f"{amount}m"
+    if resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-"):
+        for unit, size in (("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
+            if amount >= size:
+                if amount % size == 0:
+                    return f"{amount // size}{unit}"
+                return f"{amount / size:.1f}{unit}"
+        return str(amount)
+    return str(amount)
+
+
+def _resource_order(names):
+    first = ["cpu", "memory", "ephemeral-storage", "pods"]
+    return [n for n in first if n in names] + sorted(n for n in names if n not in first)
+
+
+# ---------------------------------------------------------------------- the trace index
+
+class TraceIndex:
+    """What the panels need from a session's whole timeline, gathered once per event.
+
+    A frame then costs what it shows, not the length of the run: the pods-per-queue series,
+    where cycles start, where preemption events are, and where each cue's ``when`` first
+    matches. The index follows one timeline list (which only grows); queries take the
+    position shown, so it serves the head and every point travelled back to alike.
+    """
+
+    def __init__(self, events: list, cues: list):
+        self.events = events
+        self.upto = 0
+        self.counts = {"activeQ": 0, "backoffQ": 0, "unschedulablePods": 0}
+        self.queue_points = []      # (seq, time, (activeQ, backoffQ, unschedulablePods))
+        self.cycle_starts = []      # seqs of CycleStart / CycleSkipped
+        self.preemptions = []       # seqs of preemption events
+        self.cue_matches = {i: None for i, c in enumerate(cues) if "when" in c}
+        self.cues = cues
+
+    def extend(self) -> "TraceIndex":
+        events, counts = self.events, self.counts
+        for e in events[self.upto:]:
+            t = e["type"]
+            if t == "QueueTransition":
+                if e.get("from") in counts:
+                    counts[e["from"]] -= 1
+                if e.get("to") in counts:
+                    counts[e["to"]] += 1
+                self.queue_points.append((e["seq"], e["time"], (counts["activeQ"], counts["backoffQ"],
+                                                               counts["unschedulablePods"])))
+            elif t in ("CycleStart", "CycleSkipped"):
+                self.cycle_starts.append(e["seq"])
+            elif t in PREEMPTION_TYPES:
+                self.preemptions.append(e["seq"])
+            for i, seq in self.cue_matches.items():
+                if seq is None and all(e.get(k) == v for k, v in self.cues[i]["when"].items()):
+                    self.cue_matches[i] = e["seq"]
+        self.upto = len(events)
+        return self
+
+    @staticmethod
+    def _last_before(seqs, position):
+        i = bisect.bisect_left(seqs, position)
+        return seqs[i - 1] if i else None
+
+    def last_cycle_start(self, position):
+        """The seq of the latest CycleStart/CycleSkipped among the first ``position`` events."""
+        return self._last_before(self.cycle_starts, position)
+
+    def last_preemption(self, position):
+        return self._last_before(self.preemptions, position)
+
+    def queue_series(self, position):
+        return self.queue_points[:bisect.bisect_left(self.queue_points, (position,))]
+
+
+def trace_index(live) -> TraceIndex:
+    """The live session's index over its timeline (kept on the LiveSession, rebuilt when the
+    timeline is another list: after a rebuild or a branch)."""
+    index = getattr(live, "_trace_index", None)
+    if index is None or index.events is not live.timeline:
+        index = TraceIndex(live.timeline, live.scenario.cues)
+        live._trace_index = index
+    return index.extend()
+
+
+# ---------------------------------------------------------------------- header and timeline
+
+def header(live, state) -> dict:
+    st = live.stepper
+    gates = live.scenario.simulation.feature_gates
+    return {
+        "title": live.title,
+        "scenario_name": live.scenario.name,
+        "clock": seconds(state["time"]),
+        "scheduling_cycle": state["schedulingCycle"],
+        "move_request_cycle": state["moveRequestCycle"],
+        "feature_gates": [{"name": k, "on": bool(v)} for k, v in sorted(gates.items())],
+        "position": st.position,
+        "high_water": live.high_water,
+        "at_head": live.at_head,
+        "finished": live.finished,
+        "partial_unit": not st.at_unit_boundary,
+        "unrevealed": len(st.events) - st.position,
+        "playing": live.playing,
+        "version": live.version,
+    }
+
+
+def timeline(live) -> dict:
+    return {
+        "position": live.position,
+        "high_water": live.high_water,
+        "injections": [{"position": i.position, "time": seconds(i.time_us / US), "verb": i.verb,
+                        "kind": (i.body or {}).get("kind", "")} for i in live.injections],
+    }
+
+
+# ---------------------------------------------------------------------- queues
+
+def _rolled_back_queues(state, pending_events) -> dict:
+    queues = {name: list(keys) for name, keys in state["queues"].items()}
+    for e in reversed(pending_events):
+        if e["type"] != "QueueTransition":
+            continue
+        pod, src, dst = e["pod"], e.get("from"), e.get("to")
+        if dst in queues and pod in queues[dst]:
+            queues[dst].remove(pod)
+        if src in queues and pod not in queues[src]:
+            if src == "activeQ":
+                queues[src].insert(0, pod)   # a Pop takes the head
+            elif src == "unschedulablePods":
+                queues[src] = sorted(queues[src] + [pod])
+            else:
+                queues[src].append(pod)
+    return queues
+
+
+def queues(live, state) -> dict:
+    st = live.stepper
+    engine = st.engine
+    q = engine.queue
+    now = engine.now
+    pods = state["pods"]
+    moved = {}
+    start, end = live.last_change
+    if end > start:
+        for e in st.events[start:end]:
+            if e["type"] == "QueueTransition":
+                moved[e["pod"]] = e.get("from")
+    columns = []
+    shown = state["queues"] if st.at_unit_boundary else _rolled_back_queues(state, st.events[st.position:])
+    for name, label, order in QUEUES:
+        items = []
+        for key in shown[name][:QUEUE_LIMIT]:
+            info = pods.get(key, {})
+            pinfo = q.get(key)
+            item = {"key": key, "priority": info.get("priority", 0), "attempts": info.get("attempts", 0),
+                    "just_moved": key in moved, "moved_from": moved.get(key)}
+            if pinfo is not None:
+                item["queue_time"] = seconds(pinfo.timestamp / US)
+                if name == "backoffQ":
+                    expiry = q.get_backoff_time(pinfo)
+                    item["backoff_expiry"] = seconds(expiry / US)
+                    item["backoff_remaining"] = seconds(max(0, expiry - now) / US)
+                if name == "unschedulablePods":
+                    item["parked_for"] = seconds(max(0, now - pinfo.timestamp) / US)
+            if name == "unschedulablePods":
+                item["plugins"] = info.get("unschedulablePlugins", [])
+                item["gated"] = info.get("gated", False)
+            items.append(item)
+        columns.append({"name": name, "label": label, "order": order, "pods": items, "total": len(shown[name]),
+                        "hidden": max(0, len(shown[name]) - QUEUE_LIMIT)})
+    in_flight = [key for key, info in pods.items()
+                 if info["phase"] == "Pending" and info["queue"] is None and engine.cycle_in_flight is not None
+                 and engine.cycle_in_flight.pinfo.pod.key == key]
+    return {"columns": columns, "in_flight": in_flight,
+            "pending": state["metrics"]["pending_pods"]}
+
+
+# ---------------------------------------------------------------------- nodes
+
+def nodes(live, state) -> dict:
+    engine = live.stepper.engine
+    now = engine.now
+    pods_state = state["pods"]
+    nominated = state.get("nominatedPods", {})
+    cards = []
+    # The node tree's order, read without engine.cache.node_info_list(): that method caches
+    # the list the engine's snapshot is rebuilt from, so calling it from outside can change a run.
+    cache = engine.cache
+    infos = [cache.nodes[name] for name in cache.node_tree.list() if cache.nodes[name].node is not None]
+    for ni in infos[:NODE_CARD_LIMIT]:
+        node = ni.node
+        nominated_pods = []
+        reserved = {}
+        for key in nominated.get(node.name, []):
+            pod = engine.pods.get(key)
+            requests = pod.requests if pod is not None else {}
+            for r, v in requests.items():
+                reserved[r] = reserved.get(r, 0) + v
+            nominated_pods.append({"key": key, "priority": pod.priority if pod else 0,
+                                   "requests": _requests(requests)})
+        resources = []
+        allocatable = node.allocatable
+        for r in _resource_order(set(allocatable) | set(ni.requested)):
+            total = allocatable.get(r, 0)
+            used = len(ni.pods) if r == "pods" else ni.requested.get(r, 0)
+            extra = len(nominated_pods) if r == "pods" else reserved.get(r, 0)
+            resources.append({
+                "name": r, "allocatable": quantity(r, total), "requested": quantity(r, used),
+                "reserved": quantity(r, extra) if extra else "",
+                "percent": min(100, round(100 * used / total)) if total else (100 if used else 0),
+                "reserved_percent": min(100, round(100 * extra / total)) if total and extra else 0,
+                "over": used > total,
+            })
+        bound = []
+        for pod in ni.pods:
+            info = pods_state.get(pod.key, {})
+            item = {"key": pod.key, "priority": pod.priority, "phase": info.get("phase", "Running"),
+                    "requests": _requests(pod.requests)}
+            end = engine.terminating.get(pod.key)
+            if item["phase"] == "Terminating" and end is not None:
+                item["grace_remaining"] = seconds(max(0, end - now) / US)
+            bound.append(item)
+        cards.append({
+            "name": node.name, "labels": sorted(node.labels.items()),
+            "taints": [f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}" for t in node.taints],
+            "unschedulable": node.unschedulable, "resources": resources, "pods": bound,
+            "nominated": nominated_pods,
+        })
+    return {"cards": cards, "total": len(infos), "hidden": max(0, len(infos) - NODE_CARD_LIMIT),
+            "not_started": live.position == 0 and not cards}
+
+
+def _requests(requests: dict) -> str:
+    return ", ".join(f"{r} {quantity(r, v)}" for r, v in sorted(requests.items()) if v)
+
+
+# ---------------------------------------------------------------------- the current cycle
+
+def current_cycle(events: list, position: int, index: TraceIndex) -> dict | None:
+    """The latest scheduling cycle that started within the first ``position`` events."""
+    i = index.last_cycle_start(position)
+    if i is None:
+        return None
+    start = events[i]
+    cycle, pod = start.get("cycle"), start["pod"]
+    ctx = {"pod": pod, "cycle": cycle, "attempts": start.get("attempts"), "priority": start.get("priority"),
+           "time": seconds(start["time"]), "skipped": start["type"] == "CycleSkipped",
+           "skip_reason": start.get("reason", ""), "points": [], "prefilter": [], "filter": None,
+           "scores": None, "host": None, "end": None, "nominated": None, "stopped": None,
+           "postfilter": [], "bind": [], "bound": None}
+    if ctx["skipped"]:
+        return ctx
+    seen_points = []
+    filter_nodes, filter_plugins, cells = [], [], {}
+    score_nodes, score_plugins, raw_scores = [], [], {}
+    for e in events[i + 1:position]:
+        t = e["type"]
+        if t == "PluginResult":
+            if e.get("cycle") != cycle or e.get("pod") != pod or e.get("dryRun"):
+                continue
+            point = e["point"]
+            if point not in seen_points:
+                seen_points.append(point)
+            if point == "PreFilter":
+                ctx["prefilter"].append(_result(e))
+            elif point == "Filter":
+                node, plugin = e["node"], e["plugin"]
+                if node not in filter_nodes:
+                    filter_nodes.append(node)
+                if plugin not in filter_plugins:
+                    filter_plugins.append(plugin)
+                cells[(node, plugin)] = _result(e)
+            elif point in ("Score", "NormalizeScore"):
+                node, plugin = e["node"], e["plugin"]
+                if node not in score_nodes:
+                    score_nodes.append(node)
+                if plugin not in score_plugins:
+                    score_plugins.append(plugin)
+                raw_scores.setdefault((node, plugin), {})[point] = e
+            elif point == "PostFilter":
+                ctx["postfilter"].append(_result(e))
+            elif point in ("Reserve", "Permit", "PreBind", "Bind", "PostBind", "PreScore"):
+                ctx["bind"].append(_result(e))
+        elif t == "NominatedNodeEvaluated" and e.get("cycle") == cycle:
+            ctx["nominated"] = {"node": e["node"], "fits": e["fits"], "message": e.get("message", "")}
+        elif t == "FilterStopped" and e.get("cycle") == cycle:
+            ctx["stopped"] = e.get("message", "")
+        elif t == "HostSelected" and e.get("cycle") == cycle:
+            ctx["host"] = {"node": e["node"], "ties": e.get("ties") or [], "reason": e.get("reason", ""),
+                           "tie": len(e.get("ties") or []) > 1}
+            if e.get("detail"):
+                plugins = list(next(iter(e["detail"].values())).keys())
+                ranked = sorted(e["scores"].items(), key=lambda kv: -kv[1])
+                ctx["scores"] = {"plugins": plugins, "final": True, "rows": [
+                    {"node": n, "total": total, "selected": n == e["node"], "tied": n in (e.get("ties") or []),
+                     "cells": [e["detail"][n].get(p, {}) for p in plugins]} for n, total in ranked]}
+        elif t == "CycleEnd" and e.get("cycle") == cycle:
+            ctx["end"] = {"result": e["result"], "node": e.get("node"), "message": e.get("message", ""),
+                          "nominated_node": e.get("nominatedNode"),
+                          "plugins": e.get("unschedulablePlugins") or []}
+        elif t == "Bound" and e.get("pod") == pod:
+            ctx["bound"] = {"node": e["node"], "time": seconds(e["time"])}
+        elif t == "BindFailed" and e.get("pod") == pod:
+            ctx["bound"] = {"failed": True, "node": e["node"], "reasons": e.get("reasons", [])}
+        elif t in ("CycleStart", "CycleSkipped"):
+            break
+    if filter_nodes:
+        rows = [{"node": n, "cells": [cells.get((n, p)) for p in filter_plugins],
+                 "passed": all(c is None or c["ok"] for c in (cells.get((n, p)) for p in filter_plugins))
+                 and any(cells.get((n, p)) for p in filter_plugins)}
+                for n in filter_nodes]
+        ctx["filter"] = {"plugins": filter_plugins, "rows": rows[:MATRIX_ROWS],
+                         "hidden": max(0, len(rows) - MATRIX_ROWS), "evaluated": len(rows),
+                         "feasible": sum(1 for r in rows if r["passed"])}
+    if ctx["scores"] is None and score_nodes:
+        ctx["scores"] = {"plugins": score_plugins, "final": False, "rows": [
+            {"node": n, "total": None, "selected": False, "tied": False,
+             "cells": [_score_cell(raw_scores.get((n, p), {})) for p in score_plugins]}
+            for n in score_nodes]}
+    if ctx["scores"]:
+        rows = ctx["scores"]["rows"]
+        ctx["scores"]["hidden"] = max(0, len(rows) - MATRIX_ROWS)
+        ctx["scores"]["rows"] = rows[:MATRIX_ROWS]
+    ctx["points"] = [{"name": p, "done": p in seen_points} for p in EXTENSION_POINTS]
+    return ctx
+
+
+def _score_cell(results: dict) -> dict:
+    cell = {}
+    if "Score" in results:
+        cell["score"] = results["Score"].get("score")
+    if "NormalizeScore" in results:
+        cell["normalized"] = results["NormalizeScore"].get("score")
+        cell["weighted"] = results["NormalizeScore"].get("weightedScore")
+    return cell
+
+
+def _result(e) -> dict:
+    ok = e["code"] in (SUCCESS, "Skip")
+    return {"plugin": e["plugin"], "code": e["code"], "ok": ok, "skip": e["code"] == "Skip",
+            "reasons": e.get("reasons") or [], "node": e.get("node"), "score": e.get("score"),
+            "point": e.get("point")}
+
+
+# ---------------------------------------------------------------------- preemption
+
+def preemption(events: list, position: int, index: TraceIndex, current_cycle_number=None) -> dict | None:
+    """The latest preemption (DefaultPreemption's PostFilter) within the first ``position`` events."""
+    i = index.last_preemption(position)
+    if i is None:
+        return None
+    last = events[i]
+    preemptor, cycle = last["preemptor"], last.get("cycle")
+    ctx = {"preemptor": preemptor, "cycle": cycle, "is_current": cycle == current_cycle_number,
+           "ineligible": None, "nodes": [], "stop": None, "pick": None, "result": None}
+    start = index.last_cycle_start(i + 1) or 0   # the preemption ran inside that cycle
+    by_node = {}
+
+    def node_entry(name):
+        if name not in by_node:
+            by_node[name] = {"node": name, "removed": [], "fits": None, "steps": [], "candidate": None,
+                             "result": None}
+            ctx["nodes"].append(by_node[name])
+        return by_node[name]
+
+    for e in events[start:position]:
+        if e["seq"] > start and e["type"] in ("CycleStart", "CycleSkipped"):
+            break
+        if e.get("cycle") != cycle or e.get("preemptor", e.get("pod")) != preemptor:
+            continue
+        t = e["type"]
+        if t == "PreemptionIneligible":
+            ctx["ineligible"] = e.get("reason", "")
+        elif t == "PreemptionNodeResult":
+            node_entry(e["node"])["result"] = {"code": e.get("code"), "reason": e.get("reason", "")}
+        elif t == "ReprieveStart":
+            node_entry(e["node"])["removed"] = e.get("removed", [])
+            by_node[e["node"]]["start_message"] = e.get("message", "")
+        elif t == "ReprieveFits":
+            node_entry(e["node"])["fits"] = {"fits": e["fits"], "plugin": e.get("plugin"),
+                                             "reasons": e.get("reasons") or []}
+        elif t == "ReprieveStep":
+            node_entry(e["node"])["steps"].append({
+                "victim": e["victim"], "reprieved": e["reprieved"], "pdb": e.get("pdbViolating", False),
+                "plugin": e.get("plugin"), "reasons": e.get("reasons") or [], "message": e.get("message", ""),
+                "seq": e["seq"]})
+        elif t == "PreemptionCandidate":
+            node_entry(e["node"])["candidate"] = {"victims": e.get("victims", []),
+                                                  "pdb_violations": e.get("pdbViolations", 0)}
+        elif t == "PreemptionDryRunStop":
+            ctx["stop"] = e.get("reason", "")
+        elif t == "PreemptionPick":
+            criteria = e.get("criteria", [])
+            ctx["pick"] = {
+                "node": e["node"], "criterion": e["criterion"], "criteria": [
+                    {"name": c, "deciding": c == e["criterion"]} for c in criteria],
+                "by_rule": e["criterion"] not in criteria,
+                "rows": [{"node": c["node"], "chosen": c["node"] == e["node"],
+                          "victims": c.get("victims", []), "pdb_violations": c.get("pdbViolations", 0),
+                          "values": [{"value": c.get("values", {}).get(k), "deciding": k == e["criterion"]}
+                                     for k in criteria]} for c in e.get("candidates", [])],
+            }
+        elif t == "PluginResult" and e.get("point") == "PostFilter":
+            ctx["result"] = _result(e)
+    return ctx
+
+
+# ---------------------------------------------------------------------- the event log
+
+def summary(e: dict) -> str:
+    """The event's ``message``, or a sentence made from its fields."""
+    if e.get("message"):
+        return e["message"]
+    t = e["type"]
+    if t == "PluginResult":
+        where = f" on {e['node']}" if e.get("node") else ""
+        text = f"{e['point']} {e['plugin']}{where}: {e['code']}"
+        if e.get("reasons"):
+            text += " (" + "; ".join(e["reasons"]) + ")"
+        if e.get("score") is not None:
+            text += f", score {e['score']}"
+            if e.get("weightedScore") is not None:
+                text += f" × weight {e.get('weight')} = {e['weightedScore']}"
+        return text + (" [dry run]" if e.get("dryRun") else "")
+    if t == "Action":
+        return f"{e['action']} {e['kind']} {e['name']} ({e.get('place', '')})"
+    if t == "ActionSkipped":
+        return f"{e['action']} {e['kind']} {e['name']} skipped: {e.get('reason', '')}"
+    if t == "CycleStart":
+        nominated = f", nominated to {e['nominatedNode']}" if e.get("nominatedNode") else ""
+        return f"cycle {e['cycle']} starts for {e['pod']} (attempt {e.get('attempts')}, priority {e.get('priority')}{nominated})"
+    if t == "CycleEnd":
+        return f"cycle {e['cycle']} ends: {e['result']}" + (f" on {e['node']}" if e.get("node") else "")
+    if t == "HostSelected":
+        return f"{e['node']} selected: {e.get('reason', '')}"
+    if t == "Nomination":
+        return f"{e['pod']} nominated to {e['node']}" if e.get("node") else f"{e['pod']}: nomination cleared"
+    if t == "Bound":
+        return f"{e['pod']} bound to {e['node']}"
+    if t == "BindFailed":
+        return f"binding {e['pod']} to {e['node']} failed: " + "; ".join(e.get("reasons") or [])
+    if t == "PodDeleted":
+        by = f" by {e['preemptor']}" if e.get("preemptor") else ""
+        return f"{e['pod']} deleted ({e.get('reason')}{by}), grace period {e.get('gracePeriodSeconds', 0)}s"
+    if t == "ReprieveFits":
+        if e.get("fits"):
+            return f"{e['preemptor']} fits on {e['node']} without the lower-priority pods"
+        return f"{e['preemptor']} does not fit on {e['node']} even without them: {e.get('plugin')} " + \
+            "; ".join(e.get("reasons") or [])
+    if t == "PreemptionCandidate":
+        return f"candidate {e['node']}: victims {', '.join(e.get('victims', []))} " \
+               f"({e.get('pdbViolations', 0)} PDB violation(s))"
+    if t == "PreemptionPick":
+        return f"preemption picks {e['node']} (decided by {e['criterion']})"
+    for key in ("reason",):
+        if e.get(key):
+            return str(e[key])
+    return ""
+
+
+def _subjects(e) -> tuple[set, set]:
+    pods, nodes = set(), set()
+    for key in ("pod", "preemptor", "victim"):
+        if e.get(key):
+            pods.add(e[key])
+    for key in ("victims", "removed"):
+        pods.update(e.get(key) or [])
+    if e.get("node"):
+        nodes.add(e["node"])
+    if e["type"] in ("Action", "ActionSkipped"):
+        (pods if e.get("kind") == "Pod" else nodes if e.get("kind") == "Node" else set()).add(e.get("name"))
+    return pods, nodes
+
+
+def log(events: list, position: int, log_filter=None) -> dict:
+    f = {k: (v or "").strip() for k, v in (log_filter or {}).items() if k in ("pod", "node", "type")}
+    if any(f.values()):
+        rows = []
+        for e in events[:position]:
+            pods, nodes = _subjects(e)
+            if f.get("pod") and f["pod"] not in pods:
+                continue
+            if f.get("node") and f["node"] not in nodes:
+                continue
+            if f.get("type") and e["type"] != f["type"]:
+                continue
+            rows.append(e)
+        matched = len(rows)
+    else:
+        rows = events[max(0, position - LOG_LIMIT):position]
+        matched = position
+    shown = rows[-LOG_LIMIT:]
+    out = []
+    for e in shown:
+        pods, nodes = _subjects(e)
+        out.append({"seq": e["seq"], "position": e["seq"] + 1, "time": seconds(e["time"]), "type": e["type"],
+                    "pods": sorted(pods), "nodes": sorted(nodes), "message": summary(e),
+                    "failed": e.get("code") not in (None, SUCCESS, "Skip") or e.get("result") in ("Unschedulable", "Error")
+                    or e["type"] in ("ActionSkipped", "BindFailed")})
+    return {"rows": out, "matched": matched, "total": position, "hidden": matched - len(shown),
+            "filter": f, "filtered": any(f.values())}
+
+
+# ---------------------------------------------------------------------- metrics
+
+def metrics(state, position: int, index: TraceIndex) -> dict:
+    m = state["metrics"]
+    names = ("activeQ", "backoffQ", "unschedulablePods")
+    series = [(0.0, dict.fromkeys(names, 0))]
+    points = index.queue_series(position)
+    if len(points) > CHART_POINTS:   # keep the page light on long runs
+        step = len(points) / CHART_POINTS
+        points = [points[int(i * step)] for i in range(CHART_POINTS)] + [points[-1]]
+    series += [(t, dict(zip(names, c))) for _, t, c in points]
+    now = state["time"]
+    if series[-1][0] < now:
+        series.append((now, dict(series[-1][1])))
+    return {"pending": m["pending_pods"], "incoming": sorted(m["queue_incoming_pods_total"].items()),
+            "attempts": sorted(m["schedule_attempts_total"].items()),
+            "preemption_attempts": m["preemption_attempts_total"],
+            "preemption_victims": m["preemption_victims_total"],
+            "unschedulable": sorted(m["unschedulable_pods"].items()),
+            "chart": _chart(series)}
+
+
+def _chart(series, width=360, height=90):
+    """Step lines of pending pods per queue over virtual time, as SVG polyline points (over
+    the queue changes themselves while every change happened at one instant)."""
+    by_time = series[-1][0] > 0
+    x_max = series[-1][0] if by_time else max(1, len(series) - 1)
+    peak = max(1, max(max(c.values()) for _, c in series))
+    lines = []
+    for name, label in (("activeQ", "activeQ"), ("backoffQ", "backoffQ"), ("unschedulablePods", "unschedulablePods")):
+        pts = []
+        prev_y = None
+        for i, (t, c) in enumerate(series):
+            x = round(width * (t if by_time else i) / x_max, 1)
+            y = round(height - height * c[name] / peak, 1)
+            if prev_y is not None:
+                pts.append(f"{x},{prev_y}")
+            pts.append(f"{x},{y}")
+            prev_y = y
+        lines.append({"name": name, "label": label, "points": " ".join(pts), "last": series[-1][1][name]})
+    return {"width": width, "height": height, "peak": peak, "t_max": seconds(series[-1][0]), "lines": lines,
+            "by_time": by_time}
+
+
+# ---------------------------------------------------------------------- narrative and cues
+
+def narrative(live, state, events: list, position: int, index: TraceIndex) -> dict:
+    cues = []
+    now = state["time"]
+    for i, cue in enumerate(live.scenario.cues):
+        at_pos = when_pos = None
+        if "at" in cue and cue["at"] <= now:
+            at_pos = bisect.bisect_left(events, cue["at"], hi=position, key=lambda e: e["time"])
+        if "when" in cue:
+            seq = index.cue_matches.get(i)
+            when_pos = seq if seq is not None and seq < position else None
+        if "at" in cue and "when" in cue:
+            reached_at = max(at_pos, when_pos) if at_pos is not None and when_pos is not None else None
+        else:
+            reached_at = at_pos if "at" in cue else when_pos
+        if reached_at is not None:
+            cues.append({"index": i, "title": cue.get("title") or "", "text": markdown.render(cue["text"]),
+                         "order": reached_at})
+    cues.sort(key=lambda c: (c["order"], c["index"]))
+    if cues:
+        cues[-1]["latest"] = True
+    return {"description": markdown.render(live.scenario.description), "cues": cues,
+            "cue_total": len(live.scenario.cues)}
+
+
+def targets(live, state) -> dict:
+    engine = live.stepper.engine
+    return {"pods": sorted(state["pods"]), "nodes": sorted(engine.nodes)}
+
+
+# ---------------------------------------------------------------------- the whole page
+
+def context(live, log_filter=None, names=PANELS) -> dict:
+    st = live.stepper
+    state = st.state()
+    events, position = st.events, st.position
+    index = trace_index(live)
+    ctx = {"session_id": live.id, "version": live.version}
+    if "header" in names:
+        ctx["header"] = header(live, state)
+    if "timeline" in names:
+        ctx["timeline"] = timeline(live)
+    if "queues" in names:
+        ctx["queues"] = queues(live, state)
+    cycle = current_cycle(events, position, index) if ("cycle" in names or "preemption" in names) else None
+    if "cycle" in names:
+        ctx["cycle"] = cycle
+    if "nodes" in names:
+        ctx["nodes"] = nodes(live, state)
+    if "preemption" in names:
+        ctx["preemption"] = preemption(events, position, index, cycle["cycle"] if cycle else None)
+    if "log" in names:
+        ctx["log"] = log(events, position, log_filter)
+    if "metrics" in names:
+        ctx["metrics"] = metrics(state, position, index)
+    if "narrative" in names:
+        ctx["narrative"] = narrative(live, state, events, position, index)
+    if "targets" in names:
+        ctx["targets"] = targets(live, state)
+    return ctx
+
+
+def render_panels(live, names=PANELS, log_filter=None) -> list:
+    """[(panel id, html)] for the named panels, each an element with that id."""
+    ctx = context(live, log_filter=log_filter, names=names)
+    return [(f"panel-{name}", render_to_string(f"visualizer/partials/_{name}.html", ctx)) for name in names]
+
+
+def status(kind: str, title: str, problems=()) -> str:
+    """The per-connection status panel (an error, a refusal or a note)."""
+    status = {"kind": kind, "title": title, "problems": list(problems)} if title else None
+    return render_to_string("visualizer/partials/_status.html", {"status": status})

@@ -1,0 +1,505 @@
+"""The running sessions: one live engine per session in this process (the service module).
+
+Views and consumers stay thin and call the functions here; nothing else touches a Stepper.
+
+A session's run is a **timeline**: the trace events revealed so far (``high_water`` of them,
+the *head*), the cluster events injected on the way, and the position shown now. The presenter
+may travel back (``back``, ``jump``); the view is then the engine rebuilt from the scenario up
+to that position, and stepping forward walks along the recorded timeline (injections included)
+until the head, where the engine runs on. Injecting a cluster event while behind the head
+starts a new branch: the recorded future (and the injections in it) is dropped.
+
+Because the engine is deterministic, the database row (``models.Session``) holds only what a
+replay needs; a process that has no copy of the run, or an older one (``version``), rebuilds
+it (``rebuild``), so a server restart loses nothing and two processes can serve one session.
+
+``rebuild`` replays injections the way they happened rather than with ``Stepper.replay``: an
+injection made after ``run_until`` advanced the clock past units that emitted no event (a
+backoff flush that moved nothing) is applied after running the clock there again, and the
+head's clock is restored, so the rebuilt engine is the live one, clock included.
+
+Play runs server-side as an asyncio task per session (``start_play``); each tick does the
+steps that are due at the chosen speed and publishes one frame, so updates are coalesced.
+"""
+from __future__ import annotations
+
+import asyncio
+import datetime
+import json
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from engine import US, Scenario, ScenarioError
+from engine.errors import EngineError
+from engine.objects import Problems
+from engine.scenario import parse_action
+from engine.stepper import GROUPED_POINTS, Stepper
+from visualizer import metrics
+from visualizer.models import Session
+
+STEP_KINDS = ("event", "point", "cycle")
+SPEEDS = (0.5, 1, 2, 5, 10, 25, 100)   # steps per second; 0 means as fast as possible
+PUSH_INTERVAL = 0.1                     # seconds between frames while playing (at most)
+TICK_BUDGET = 0.1                       # seconds of engine work per tick at full speed
+MAX_RUN_AHEAD = 24 * 3600               # virtual seconds one run-until may cover (periodic
+                                        # flushes make every virtual second cost some work)
+
+
+class ControlError(ValueError):
+    """A control the presenter sent cannot be carried out; ``problems`` says why."""
+
+    def __init__(self, problems, title="That did not work"):
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        self.title = title
+        super().__init__("; ".join(self.problems))
+
+
+class Conflict(ControlError):
+    """The session was changed by another process since this one last read it."""
+
+
+@dataclass
+class Injection:
+    """A cluster event injected from the page: applied after ``position`` events, at ``time_us``."""
+
+    position: int
+    time_us: int
+    verb: str
+    body: dict
+
+    def as_json(self) -> dict:
+        return {"position": self.position, "timeUs": self.time_us, "verb": self.verb, "body": self.body}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Injection":
+        return cls(int(d["position"]), int(d["timeUs"]), d["verb"], d["body"])
+
+
+def _plain(value):
+    """A YAML-parsed body as plain JSON values (dates become RFC 3339 strings)."""
+    def default(o):
+        if isinstance(o, (datetime.datetime, datetime.date)):
+            text = o.isoformat()
+            return text.replace("+00:00", "Z")
+        raise TypeError(f"{type(o).__name__} is not a JSON value")
+    return json.loads(json.dumps(value, default=default))
+
+
+def parse_injection(scenario, verb, body, index):
+    """The engine Action for an injected cluster event, or ControlError with every problem."""
+    probs = Problems()
+    if verb not in ("create", "update", "delete"):
+        raise ControlError([f"inject[{index}]: {verb!r} is not one of create, update or delete"])
+    action = parse_action(verb, body, f"inject[{index}].{verb}", probs, scenario.simulation.start_time)
+    if probs or action is None:
+        raise ControlError(probs.items or [f"inject[{index}].{verb}: is not a valid action"],
+                           title="The cluster event is not valid")
+    return action
+
+
+def rebuild(scenario, injections, position, clock_us=None) -> Stepper:
+    """The engine after ``position`` events of a run with these injections (those recorded at
+    positions before ``position``), and with its clock at ``clock_us`` if that is later."""
+    st = Stepper(scenario)
+    for i, inj in enumerate(injections):
+        if inj.position >= position:
+            break
+        st.reveal_to(inj.position)
+        if inj.time_us > st.engine.now:
+            st.run_until(inj.time_us / US)
+        st.inject(parse_injection(scenario, inj.verb, inj.body, i))
+    st.reveal_to(position)
+    if clock_us is not None and clock_us > st.engine.now and st.position == len(st.events):
+        st.run_until(clock_us / US)
+    return st
+
+
+def validate_scenario(text: str, source: str = "<input>") -> Scenario:
+    """Parse and check a scenario, including building its scheduler; ScenarioError lists
+    every problem found."""
+    if not isinstance(text, str) or not text.strip():
+        raise ScenarioError(["the scenario is empty: paste or upload a scenario YAML"], source)
+    scenario = Scenario.from_text(text, source)
+    try:
+        Stepper(scenario)   # builds the profiles: plugin and pluginConfig problems surface here
+    except ScenarioError:
+        raise
+    except EngineError as e:
+        raise ScenarioError([str(e)], source) from None
+    return scenario
+
+
+def create_session(text: str, source: str = "") -> Session:
+    """Validate a scenario and store a new session for it (nothing is stored if it is invalid)."""
+    scenario = validate_scenario(text, source or "<input>")
+    return Session.objects.create(
+        title=scenario.title or scenario.name, scenario_name=scenario.name,
+        scenario_text=text, source=source)
+
+
+class LiveSession:
+    """One session's engine in this process, at the position the session shows."""
+
+    def __init__(self, row: Session):
+        self.id = row.pk
+        self.version = row.version
+        self.title = row.title
+        self.scenario_text = row.scenario_text
+        self.presenter_token = row.presenter_token
+        self.follower_token = row.follower_token
+        self.scenario = Scenario.from_text(row.scenario_text, row.source or "<input>")
+        self.injections = [Injection.from_json(d) for d in row.injections]
+        self.high_water = row.high_water
+        self.head_clock_us = row.head_clock_us
+        self.last_change = (row.position, row.position)
+        head = rebuild(self.scenario, self.injections, self.high_water, self.head_clock_us)
+        self.timeline = head.events
+        if row.position >= self.high_water:
+            self.stepper = head
+        else:
+            self.stepper = rebuild(self.scenario, self.injections, row.position)
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def playing(self):
+        """The speed this process plays the session at, or None."""
+        return _play_speeds.get(self.id)
+
+    @property
+    def position(self) -> int:
+        return self.stepper.position
+
+    @property
+    def at_head(self) -> bool:
+        return self.position >= self.high_water
+
+    @property
+    def finished(self) -> bool:
+        return self.at_head and self.stepper.finished
+
+    def revealed(self) -> list:
+        return self.stepper.events[:self.stepper.position]
+
+    # ------------------------------------------------------------------ moving
+
+    def _head_moved(self) -> None:
+        st = self.stepper
+        self.high_water = st.position
+        self.head_clock_us = st.engine.now
+        self.timeline = st.events
+
+    def _target(self, kind: str) -> int:
+        """Where one step of ``kind`` ends on the recorded timeline (behind the head)."""
+        ev, p, hw = self.timeline, self.position, self.high_water
+        if kind == "event":
+            return p + 1
+        if kind == "point":
+            e = ev[p]
+            q = p + 1
+            if e["type"] == "PluginResult" and e.get("point") in GROUPED_POINTS:
+                key = (e["pod"], e.get("cycle"), e["point"], e.get("dryRun"))
+                while q < hw and ev[q]["type"] == "PluginResult" and (
+                        ev[q]["pod"], ev[q].get("cycle"), ev[q]["point"], ev[q].get("dryRun")) == key:
+                    q += 1
+            return q
+        q = p
+        while q < hw:
+            q += 1
+            if ev[q - 1]["type"] in ("CycleEnd", "CycleSkipped"):
+                break
+        return q
+
+    def move_to(self, target: int) -> None:
+        """Show the run after ``target`` events of the recorded timeline (time travel)."""
+        target = max(0, min(int(target), self.high_water))
+        p = self.position
+        if target == p:
+            return
+        forward_clear = target > p and not any(p <= i.position < target for i in self.injections)
+        if forward_clear:
+            self.stepper.reveal_to(target)
+            if target == self.high_water:
+                st = self.stepper
+                if self.head_clock_us > st.engine.now and st.position == len(st.events):
+                    st.run_until(self.head_clock_us / US)
+        elif target == self.high_water:
+            self.stepper = rebuild(self.scenario, self.injections, target, self.head_clock_us)
+        else:
+            self.stepper = rebuild(self.scenario, self.injections, target)
+        if self.at_head:
+            self.timeline = self.stepper.events
+
+    def step(self, kind: str) -> bool:
+        """One step of ``kind`` (event, point, cycle); False if nothing more happens."""
+        if kind not in STEP_KINDS:
+            raise ControlError(f"unknown step {kind!r} (one of {', '.join(STEP_KINDS)})")
+        if not self.at_head:
+            self.move_to(self._target(kind))
+            return True
+        got = getattr(self.stepper, f"step_{kind}")()
+        if not got:
+            return False
+        self._head_moved()
+        return True
+
+    def run_until(self, seconds: float) -> None:
+        """Everything due at virtual times <= ``seconds`` happens; an earlier time than the
+        one shown travels back to it on the recorded timeline."""
+        until_us = int(round(seconds * US))
+        if until_us < self.stepper.engine.now or (not self.at_head and until_us < self.head_clock_us):
+            known = sum(1 for e in self.timeline[:self.high_water] if int(round(e["time"] * US)) <= until_us)
+            self.move_to(known)
+            return
+        if not self.at_head:
+            self.move_to(self.high_water)
+        if until_us - self.stepper.engine.now > MAX_RUN_AHEAD * US:
+            raise ControlError(f"{seconds:g}s is more than {MAX_RUN_AHEAD // 3600} hours of virtual time ahead "
+                               f"of the clock ({self.stepper.engine.now / US:g}s); run in shorter spans")
+        self.stepper.run_until(seconds)
+        self._head_moved()
+
+    def back(self) -> bool:
+        if self.position == 0:
+            return False
+        self.move_to(self.position - 1)
+        return True
+
+    def inject(self, verb: str, body) -> None:
+        """Apply a cluster event now; behind the head, the recorded future is dropped."""
+        body = _plain(body)
+        if not self.at_head:
+            kept = [i for i in self.injections if i.position < self.position]
+        else:
+            kept = self.injections
+        action = parse_injection(self.scenario, verb, body, len(kept))
+        self.injections = kept
+        self.stepper.inject(action)
+        pos, at, _ = self.stepper.injections[-1]
+        self.injections.append(Injection(pos, at, verb, body))
+        self._head_moved()
+
+    # ------------------------------------------------------------------ storing
+
+    def persist(self, *, injections: bool = False) -> None:
+        fields = {"position": self.position, "high_water": self.high_water,
+                  "head_clock_us": self.head_clock_us, "version": self.version + 1}
+        if injections:
+            fields["injections"] = [i.as_json() for i in self.injections]
+        from django.utils import timezone
+        fields["updated_at"] = timezone.now()
+        if not Session.objects.filter(pk=self.id, version=self.version).update(**fields):
+            _forget(self.id)
+            raise Conflict("the session was changed elsewhere (another server process); "
+                           "the page now shows its latest state", title="Changed elsewhere")
+        self.version += 1
+
+
+# ---------------------------------------------------------------------- the registry
+
+_live: dict = {}
+_locks: dict = {}
+_registry_lock = threading.Lock()
+
+
+def _lock_for(session_id) -> threading.RLock:
+    with _registry_lock:
+        lock = _locks.get(session_id)
+        if lock is None:
+            lock = _locks[session_id] = threading.RLock()
+        return lock
+
+
+def _forget(session_id) -> None:
+    with _registry_lock:
+        _live.pop(session_id, None)
+
+
+def reset() -> None:
+    """Forget every live session of this process (tests; a process restart does the same)."""
+    with _registry_lock:
+        _live.clear()
+        for task in list(_players.values()):
+            task.cancel()
+        _players.clear()
+        _play_tokens.clear()
+        _play_speeds.clear()
+
+
+@contextmanager
+def open_live(session_id):
+    """The session's LiveSession, up to date with the database, locked for the caller."""
+    with _lock_for(session_id):
+        row = Session.objects.get(pk=session_id)
+        live = _live.get(session_id)
+        if live is None or live.version != row.version:
+            live = LiveSession(row)
+            with _registry_lock:
+                _live[session_id] = live
+            metrics.REBUILDS.inc()
+        yield live
+
+
+def session_for_token(token: str, role: str):
+    """(session id, role) for a link token, or None. ``role`` is "presenter" or "follower"."""
+    field = "presenter_token" if role == "presenter" else "follower_token"
+    row = Session.objects.filter(**{field: token}).only("pk").first()
+    return row.pk if row is not None else None
+
+
+# ---------------------------------------------------------------------- controls
+
+def _number(msg, key, what):
+    raw = msg.get(key)
+    if isinstance(raw, list):
+        raw = raw[0] if raw else None
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        raise ControlError(f"{what}: {raw!r} is not a number") from None
+    if value != value or value < 0:
+        raise ControlError(f"{what}: {raw!r} must be zero or more")
+    return value
+
+
+def control(session_id, msg: dict) -> dict:
+    """Carry out one control message from the presenter; returns the new frame context info.
+
+    ``msg["action"]`` is one of step-event, step-point, step-cycle, back, jump, run-until,
+    inject (plus ``form`` and its fields). Play and pause are handled by ``start_play`` and
+    ``stop_play`` (they need the event loop). Raises ControlError for a bad message.
+    """
+    from visualizer import injections as inject_forms  # the page's forms → manifests
+
+    action = msg.get("action")
+    with open_live(session_id) as live:
+        before = live.position
+        changed_injections = False
+        note = ""
+        if action in ("step-event", "step-point", "step-cycle"):
+            if not live.step(action.split("-", 1)[1]):
+                note = ("Nothing more happens on its own: the queues wait for a cluster event. Inject one, "
+                        "or run to a later time for the periodic flushes.")
+        elif action == "back":
+            if not live.back():
+                note = "This is the start of the run."
+        elif action == "jump":
+            live.move_to(int(_number(msg, "position", "position")))
+        elif action == "run-until":
+            live.run_until(_number(msg, "until", "run until (seconds)"))
+        elif action == "inject":
+            verb, body = inject_forms.build(msg, live)
+            live.inject(verb, body)
+            changed_injections = True
+        else:
+            raise ControlError(f"unknown control {action!r}")
+        live.last_change = (before, live.position)
+        live.persist(injections=changed_injections)
+        return {"note": note}
+
+
+def render_frame(session_id, log_filter=None):
+    """(version, [(panel id, html)]) of the session as it is now."""
+    from visualizer import presenters
+    with open_live(session_id) as live:
+        return live.version, presenters.render_panels(live, log_filter=log_filter)
+
+
+def render_log(session_id, log_filter):
+    from visualizer import presenters
+    with open_live(session_id) as live:
+        return live.version, presenters.render_panels(live, names=("log",), log_filter=log_filter)
+
+
+# ---------------------------------------------------------------------- play
+
+_players: dict = {}       # session id -> this process's play task
+_play_tokens: dict = {}   # session id -> the current play's token (a tick checks it each step)
+_play_speeds: dict = {}
+
+
+def is_playing(session_id) -> bool:
+    task = _players.get(session_id)
+    return task is not None and not task.done()
+
+
+def _set_playing(session_id, speed) -> None:
+    if speed is None:
+        _play_speeds.pop(session_id, None)
+    else:
+        _play_speeds[session_id] = speed
+
+
+def _play_tick(session_id, token, steps, budget):
+    """Do up to ``steps`` point-steps (or as many as fit in ``budget`` seconds when steps is
+    None), unless this play was stopped meanwhile; persist; return (finished, version, panels)."""
+    from visualizer import presenters
+    with open_live(session_id) as live:
+        before = live.position
+        started = time.perf_counter()
+        done = 0
+        finished = False
+        while (steps is None or done < steps) and _play_tokens.get(session_id) is token:
+            if not live.step("point"):
+                finished = True
+                break
+            done += 1
+            if time.perf_counter() - started >= budget:
+                break
+        metrics.PLAY_STEPS.inc(done)
+        if done:
+            live.last_change = (before, live.position)
+            live.persist()
+        if finished and _play_tokens.get(session_id) is token:
+            _set_playing(session_id, None)
+        return finished, live.version, presenters.render_panels(live)
+
+
+async def start_play(session_id, speed, publish) -> None:
+    """Play the session at ``speed`` point-steps per second (0: as fast as possible), calling
+    ``await publish(version, panels)`` at most every PUSH_INTERVAL."""
+    from asgiref.sync import sync_to_async
+    stop_play(session_id)
+    token = _play_tokens[session_id] = object()
+    _set_playing(session_id, speed)
+    tick = max(PUSH_INTERVAL, 1.0 / speed) if speed else PUSH_INTERVAL
+    steps = max(1, round(speed * tick)) if speed else None
+
+    async def loop():
+        tick_fn = sync_to_async(_play_tick, thread_sensitive=False)
+        try:
+            while True:
+                started = asyncio.get_running_loop().time()
+                try:
+                    finished, version, panels = await tick_fn(session_id, token, steps, TICK_BUDGET)
+                except ControlError:
+                    break
+                await publish(version, panels)
+                if finished:
+                    break
+                elapsed = asyncio.get_running_loop().time() - started
+                await asyncio.sleep(max(0.0, tick - elapsed))
+        finally:
+            if _players.get(session_id) is asyncio.current_task():
+                _players.pop(session_id, None)
+                _play_tokens.pop(session_id, None)
+                _set_playing(session_id, None)
+
+    _players[session_id] = asyncio.get_running_loop().create_task(loop())
+
+
+def stop_play(session_id) -> bool:
+    """Stop this process's play task for the session; True if one was running."""
+    task = _players.pop(session_id, None)
+    _play_tokens.pop(session_id, None)   # a tick running in a worker thread stops stepping
+    _set_playing(session_id, None)
+    if task is None or task.done():
+        return False
+    task.cancel()
+    return True
+
+
+def live_count() -> int:
+    return len(_live)
