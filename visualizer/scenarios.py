@@ -1,7 +1,7 @@
 """The scenario library: what the scenario files in a directory say about themselves.
 
 This reads only each file's `metadata` (name, title, description) so the library page can
-list it; a file that cannot be read or has no `metadata.name` becomes an entry carrying its
+list it (a card shows the description's first paragraph, the whole narrative on request); a file that cannot be read or has no `metadata.name` becomes an entry carrying its
 error instead. Full validation belongs to the engine (`python -m engine validate`).
 """
 from __future__ import annotations
@@ -27,6 +27,19 @@ class ScenarioEntry:
         """The description as safe HTML (Markdown, everything in it escaped first)."""
         from visualizer.markdown import render
         return render(self.description)
+
+    @property
+    def summary_html(self):
+        """The description's first paragraph as safe HTML: what the library card shows."""
+        from visualizer.markdown import first_paragraph
+        return first_paragraph(self.description)
+
+    @property
+    def has_more(self) -> bool:
+        """Whether the description says more than its first paragraph (the card then offers
+        the full narrative)."""
+        from visualizer.markdown import blocks
+        return len(blocks(self.description)) > 1
 
 
 def read_entry(path: Path) -> ScenarioEntry:

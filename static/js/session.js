@@ -14,7 +14,11 @@
 
   document.addEventListener("keydown", function (ev) {
     if (follower || ev.ctrlKey || ev.metaKey || ev.altKey) { return; }
-    if (ev.target.closest && ev.target.closest("input, textarea, select, button, [contenteditable]")) { return; }
+    var target = ev.target.closest ? ev.target : document.body;
+    // Typing in a field never steps; a focused button (the one just clicked, say) keeps the
+    // shortcuts, except space, which presses that button as usual.
+    if (target.closest("input, textarea, select, [contenteditable]")) { return; }
+    if (ev.key === " " && target.closest("button, summary, a")) { return; }
     var keys = {ArrowRight: "step-event", e: "step-event", p: "step-point", c: "step-cycle",
                 ArrowLeft: "back", b: "back"};
     var action = keys[ev.key];

@@ -179,3 +179,11 @@ def test_a_gated_pod_is_marked_in_unschedulable_pods(start):
     ctx = context(session)
     assert queue(ctx, "unschedulablePods")["pods"] == []
     assert [p["key"] for p in ctx["nodes"]["cards"][0]["pods"]] == ["default/gated"]
+
+
+def test_camelbreak_lets_long_names_wrap_and_escapes_the_rest():
+    from visualizer.templatetags.visualizer_extras import camelbreak
+
+    assert camelbreak("minNumPDBViolatingVictims") == "min<wbr>Num<wbr>PDBViolating<wbr>Victims"
+    assert camelbreak("NodeResourcesFit") == "Node<wbr>Resources<wbr>Fit"
+    assert camelbreak("<b>aB</b>") == "&lt;b&gt;a<wbr>B&lt;/b&gt;"

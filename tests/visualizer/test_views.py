@@ -41,6 +41,51 @@ def test_library_lists_a_scenario_with_its_metadata(client, fixtures_dir):
     assert "A pod that never fits waits longer after each attempt." in html
 
 
+def test_a_library_card_shows_the_first_paragraph_and_folds_the_full_narrative(client, fixtures_dir):
+    write(
+        fixtures_dir,
+        "lesson.yaml",
+        """\
+        kind: Scenario
+        metadata:
+          name: lesson
+          title: A long lesson
+          description: |
+            **Mechanism: the first paragraph.**
+
+            Second paragraph, only in the full narrative.
+
+            | pod | node |
+            |---|---|
+            | `a` | n1 |
+        """,
+    )
+    write(fixtures_dir, "short.yaml", "kind: Scenario\nmetadata: {name: short, description: One paragraph only.}\n")
+
+    html = client.get("/").content.decode()
+
+    card = html[html.index('data-scenario="lesson"'):html.index('data-scenario="short"')]
+    summary = card[card.index("data-summary"):card.index("<details")]
+    assert "<strong>Mechanism: the first paragraph.</strong>" in summary
+    assert "Second paragraph" not in summary
+    narrative = card[card.index("<details"):card.index("</details>")]
+    assert "<summary>Read the full narrative</summary>" in narrative
+    assert "<p>Second paragraph, only in the full narrative.</p>" in narrative
+    assert "<td><code>a</code></td>" in narrative
+    # a description of one paragraph has nothing more to unfold
+    short = html[html.index('data-scenario="short"'):]
+    assert "One paragraph only." in short and "<details" not in short
+
+
+def test_the_upload_form_comes_before_the_lessons(client, fixtures_dir):
+    for n in range(5):
+        write(fixtures_dir, f"{n}.yaml", f"kind: Scenario\nmetadata: {{name: s{n}, description: text}}\n")
+
+    html = client.get("/").content.decode()
+
+    assert html.index('data-form="scenario-upload"') < html.index('data-scenario="s0"')
+
+
 def test_library_lists_scenarios_in_file_name_order(client, fixtures_dir):
     write(fixtures_dir, "b.yaml", "kind: Scenario\nmetadata: {name: second}\n")
     write(fixtures_dir, "a.yaml", "kind: Scenario\nmetadata: {name: first}\n")

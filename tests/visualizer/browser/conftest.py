@@ -55,8 +55,9 @@ class DaphneServer:
     def __init__(self, database: Path, **env):
         self.database = database
         self.env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DJANGO_SETTINGS_MODULE")}
-        self.env.update(DATABASE_PATH=str(database), SCENARIO_FIXTURES_DIR=str(SCENARIOS),
-                        DJANGO_SETTINGS_MODULE="visualizer.settings", PYTHONUNBUFFERED="1", **env)
+        # env may override any of these (SCENARIO_FIXTURES_DIR: the library's directory)
+        self.env.update({"DATABASE_PATH": str(database), "SCENARIO_FIXTURES_DIR": str(SCENARIOS),
+                         "DJANGO_SETTINGS_MODULE": "visualizer.settings", "PYTHONUNBUFFERED": "1", **env})
         self.process = None
         self.port = None
         self.log = database.with_suffix(".log")
@@ -133,7 +134,8 @@ def server(tmp_path_factory):
 
 @pytest.fixture
 def make_server(tmp_path):
-    """Servers of the test's own (stopped at the end): make_server(database=..., **env)."""
+    """Servers of the test's own (stopped at the end): make_server(database=..., **env), e.g.
+    make_server(SCENARIO_FIXTURES_DIR=str(ROOT / "fixtures")) for the real lesson library."""
     made = []
 
     def make(database=None, **env):

@@ -131,3 +131,13 @@ def test_a_pasted_scenario_starts_a_session(server, page):
     page.locator('[data-form="scenario-upload"] button[type="submit"]').click()
     page.wait_for_url("**/s/*/")
     expect(page.locator(".session-title")).to_contain_text("A pod too big for the cluster")
+
+
+def test_shortcuts_work_after_clicking_a_control_but_not_while_typing(server, open_session):
+    s = open_session(server, "too-big")
+    s.step("step-event")                      # the Step event button keeps the focus
+    s.page.keyboard.press("e")
+    s.wait_position(lambda p: p == 2)
+    s.page.locator('[data-form="run-until"] input[name="until"]').press("e")   # typing: no step
+    s.page.wait_for_timeout(300)
+    assert s.position() == 2
