@@ -186,6 +186,18 @@ def _rolled_back_queues(state, pending_events) -> dict:
     return queues
 
 
+def _last_transition_messages(keys, events, position, limit=50000) -> dict:
+    """The message of each pod's latest revealed QueueTransition: why it is where it is."""
+    out = {}
+    for i in range(position - 1, max(-1, position - 1 - limit), -1):
+        e = events[i]
+        if e["type"] == "QueueTransition" and e["pod"] in keys and e["pod"] not in out:
+            out[e["pod"]] = e.get("message", "")
+            if len(out) == len(keys):
+                break
+    return out
+
+
 def queues(live, state) -> dict:
     st = live.stepper
     engine = st.engine
@@ -200,13 +212,15 @@ def queues(live, state) -> dict:
                 moved[e["pod"]] = e.get("from")
     columns = []
     shown = state["queues"] if st.at_unit_boundary else _rolled_back_queues(state, st.events[st.position:])
+    why = _last_transition_messages({k for name, _l, _o in QUEUES for k in shown[name][:QUEUE_LIMIT]},
+                                    st.events, st.position)
     for name, label, order in QUEUES:
         items = []
         for key in shown[name][:QUEUE_LIMIT]:
             info = pods.get(key, {})
             pinfo = q.get(key)
             item = {"key": key, "priority": info.get("priority", 0), "attempts": info.get("attempts", 0),
-                    "just_moved": key in moved, "moved_from": moved.get(key)}
+                    "just_moved": key in moved, "moved_from": moved.get(key), "why": why.get(key, "")}
             if pinfo is not None:
                 item["queue_time"] = seconds(pinfo.timestamp / US)
                 if name == "backoffQ":

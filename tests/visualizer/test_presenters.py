@@ -187,3 +187,14 @@ def test_camelbreak_lets_long_names_wrap_and_escapes_the_rest():
     assert camelbreak("minNumPDBViolatingVictims") == "min<wbr>Num<wbr>PDBViolating<wbr>Victims"
     assert camelbreak("NodeResourcesFit") == "Node<wbr>Resources<wbr>Fit"
     assert camelbreak("<b>aB</b>") == "&lt;b&gt;a<wbr>B&lt;/b&gt;"
+
+
+def test_each_queued_pod_carries_the_message_of_its_last_move(start):
+    """Issue 5: the plain-language message of a queue transition shows on hover (title)."""
+    session = start("too-big.yaml", ("run-until", {"until": 0}))
+    [big] = queue(context(session), "unschedulablePods")["pods"]
+    assert "waits in unschedulablePods" in big["why"] and "NodeResourcesFit" in big["why"]
+    with runner.open_live(session.pk) as live:
+        [(panel_id, html)] = presenters.render_panels(live, names=["queues"])
+    assert panel_id == "panel-queues"
+    assert 'data-pod="default/big" title="the attempt failed (rejected by NodeResourcesFit)' in html
