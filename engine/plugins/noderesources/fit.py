@@ -218,24 +218,18 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
         except KeyError:
             return 0, Status.error(f'getting node "{node_name}" from Snapshot: '
                                    f'nodeinfo not found for node name "{node_name}"')
-        s = state.get(PRE_SCORE_STATE_KEY)
-        if s is None:
-            s = _PreScoreState(self.scorer.calculate_pod_resource_request_list(pod))
-        return self.scorer.score(pod, node_info, s.pod_requests)
+        return self.scorer.score(pod, node_info, self._pod_requests(state, pod))
 
     def score_nodes(self, state, pod, node_infos):
         """Score for every node in one call (same results as ``score``)."""
+        return self.scorer.score_nodes(pod, node_infos, self._pod_requests(state, pod))
+
+    def _pod_requests(self, state, pod):
+        """The pod's requests from PreScore, or computed here when PreScore did not run."""
         s = state.get(PRE_SCORE_STATE_KEY)
         if s is None:
             s = _PreScoreState(self.scorer.calculate_pod_resource_request_list(pod))
-        scorer, reqs = self.scorer.score, s.pod_requests
-        out = []
-        for ni in node_infos:
-            v, status = scorer(pod, ni, reqs)
-            if status is not None:
-                return None, status
-            out.append(v)
-        return out, None
+        return s.pod_requests
 
     def score_extensions(self):
         return None

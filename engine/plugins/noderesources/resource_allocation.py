@@ -70,6 +70,17 @@ class ResourceAllocationScorer:
             return alloc[resource], node_info.requested.get(resource, 0) + pod_request
         return 0, 0
 
+    def score_nodes(self, pod, node_infos, pod_requests):
+        """``score`` for every node: (list of scores, None) or (None, the first error)."""
+        score = self.score
+        out = []
+        for ni in node_infos:
+            v, status = score(pod, ni, pod_requests)
+            if status is not None:
+                return None, status
+            out.append(v)
+        return out, None
+
     def score(self, pod, node_info, pod_requests):
         """resourceAllocationScorer.score -> (score, Status | None): calculateResourceAllocatableRequest
         for each resource (inlined, with the resource kinds worked out once), then the
