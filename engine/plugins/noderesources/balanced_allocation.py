@@ -4,24 +4,13 @@ from __future__ import annotations
 
 import math
 
-from ...framework.interface import MAX_NODE_SCORE, PreScorePlugin, ScorePlugin, Status
+from ...framework.interface import MAX_NODE_SCORE
 from ..helper import ArgsChecker
 from .fit import parse_resource_specs
-from .resource_allocation import DEFAULT_RESOURCES, ResourceAllocationScorer
+from .resource_allocation import DEFAULT_RESOURCES, ResourceAllocationScorePlugin, ResourceAllocationScorer
 
 NAME = "NodeResourcesBalancedAllocation"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
-
-
-class _PreScoreState:
-    """balancedAllocationPreScoreState: the pod's request of each resource."""
-    __slots__ = ("pod_requests",)
-
-    def __init__(self, pod_requests):
-        self.pod_requests = pod_requests
-
-    def clone(self):
-        return self
 
 
 def balanced_resource_scorer(requested, allocatable) -> int:
@@ -51,8 +40,9 @@ def balanced_resource_scorer(requested, allocatable) -> int:
     return int((1 - std) * float(MAX_NODE_SCORE))
 
 
-class BalancedAllocation(PreScorePlugin, ScorePlugin):
+class BalancedAllocation(ResourceAllocationScorePlugin):
     name = NAME
+    pre_score_state_key = PRE_SCORE_STATE_KEY
 
     def __init__(self, handle=None, resources=DEFAULT_RESOURCES):
         self.handle = handle
@@ -62,35 +52,6 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
     @property
     def resources(self):
         return self.scorer.resources
-
-    def pre_score(self, state, pod, nodes):
-        """BalancedAllocation.PreScore: the pod's plain request of each resource."""
-        state.write(PRE_SCORE_STATE_KEY,
-                    _PreScoreState(self.scorer.calculate_pod_resource_request_list(pod)))
-        return None
-
-    def score(self, state, pod, node_name):
-        """BalancedAllocation.Score (requests computed here when PreScore did not run)."""
-        try:
-            node_info = self.handle.snapshot().get(node_name)
-        except KeyError:
-            return 0, Status.error(f'getting node "{node_name}" from Snapshot: '
-                                   f'nodeinfo not found for node name "{node_name}"')
-        return self.scorer.score(pod, node_info, self._pod_requests(state, pod))
-
-    def score_nodes(self, state, pod, node_infos):
-        """Score for every node in one call (same results as ``score``)."""
-        return self.scorer.score_nodes(pod, node_infos, self._pod_requests(state, pod))
-
-    def _pod_requests(self, state, pod):
-        """The pod's requests from PreScore, or computed here when PreScore did not run."""
-        s = state.get(PRE_SCORE_STATE_KEY)
-        if s is None:
-            s = _PreScoreState(self.scorer.calculate_pod_resource_request_list(pod))
-        return s.pod_requests
-
-    def score_extensions(self):
-        return None
 
 
 def new(args, handle) -> BalancedAllocation:

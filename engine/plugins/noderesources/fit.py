@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from ...framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code,
                                     EnqueueExtensions, FilterPlugin, GVK, PreFilterPlugin,
-                                    PreScorePlugin, ScorePlugin, Status)
+                                    Status)
 from ..helper import ArgsChecker, is_extended_resource_name, is_qualified_name
-from .resource_allocation import (DEFAULT_RESOURCES, MAX_CUSTOM_PRIORITY_SCORE,
+from .resource_allocation import (ResourceAllocationScorePlugin, DEFAULT_RESOURCES, MAX_CUSTOM_PRIORITY_SCORE,
                                   REQUESTED_TO_CAPACITY_RATIO, SCORING_STRATEGY_TYPES,
                                   LEAST_ALLOCATED, ResourceAllocationScorer, new_scorer)
 
@@ -55,17 +55,6 @@ class _PreFilterState:
         self.scalars = scalars
         self.empty = empty
         self.has_restartable_init_container = restartable
-
-    def clone(self):
-        return self
-
-
-class _PreScoreState:
-    """preScoreState: the pod's request of each scored resource."""
-    __slots__ = ("pod_requests",)
-
-    def __init__(self, pod_requests):
-        self.pod_requests = pod_requests
 
     def clone(self):
         return self
@@ -147,8 +136,9 @@ def fits(pod, node_info) -> list:
     return fits_request(compute_pod_resource_request(pod), node_info)
 
 
-class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScorePlugin, EnqueueExtensions):
     name = NAME
+    pre_score_state_key = PRE_SCORE_STATE_KEY
 
     def __init__(self, handle=None, ignored_resources=frozenset(), ignored_resource_groups=frozenset(),
                  scorer: ResourceAllocationScorer | None = None,
@@ -202,38 +192,6 @@ class Fit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExt
         if insufficient:
             return Status(Code.Unschedulable, [r.reason for r in insufficient])
         return None
-
-    # PreScore / Score ------------------------------------------------------------------------
-    def pre_score(self, state, pod, nodes):
-        """Fit.PreScore: the pod's request of each scored resource."""
-        state.write(PRE_SCORE_STATE_KEY,
-                    _PreScoreState(self.scorer.calculate_pod_resource_request_list(pod)))
-        return None
-
-    def score(self, state, pod, node_name):
-        """Fit.Score: the configured strategy's score of the node (requests computed here when
-        PreScore did not run)."""
-        try:
-            node_info = self.handle.snapshot().get(node_name)
-        except KeyError:
-            return 0, Status.error(f'getting node "{node_name}" from Snapshot: '
-                                   f'nodeinfo not found for node name "{node_name}"')
-        return self.scorer.score(pod, node_info, self._pod_requests(state, pod))
-
-    def score_nodes(self, state, pod, node_infos):
-        """Score for every node in one call (same results as ``score``)."""
-        return self.scorer.score_nodes(pod, node_infos, self._pod_requests(state, pod))
-
-    def _pod_requests(self, state, pod):
-        """The pod's requests from PreScore, or computed here when PreScore did not run."""
-        s = state.get(PRE_SCORE_STATE_KEY)
-        if s is None:
-            s = _PreScoreState(self.scorer.calculate_pod_resource_request_list(pod))
-        return s.pod_requests
-
-    def score_extensions(self):
-        return None
-
 
 # ---------------------------------------------------------------------------------------------
 # Arguments

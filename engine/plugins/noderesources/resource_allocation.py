@@ -6,7 +6,7 @@ NodeResourcesBalancedAllocation (upstream ``noderesources/resource_allocation.go
 """
 from __future__ import annotations
 
-from ...framework.interface import Code, MAX_NODE_SCORE, Status
+from ...framework.interface import Code, MAX_NODE_SCORE, PreScorePlugin, ScorePlugin, Status
 from ..helper import build_broken_linear_function, go_round, is_scalar_resource_name
 
 LEAST_ALLOCATED = "LeastAllocated"
@@ -251,3 +251,49 @@ def new_scorer(strategy_type: str, resources, shape=None) -> ResourceAllocationS
     else:
         raise ValueError(f"scoring strategy {strategy_type} is not supported")
     return ResourceAllocationScorer(strategy_type, fn, resources, use_requested=False)
+
+
+class PreScoreState:
+    """preScoreState / balancedAllocationPreScoreState: the pod's request of each resource."""
+    __slots__ = ("pod_requests",)
+
+    def __init__(self, pod_requests):
+        self.pod_requests = pod_requests
+
+    def clone(self):
+        return self
+
+
+class ResourceAllocationScorePlugin(PreScorePlugin, ScorePlugin):
+    """PreScore and Score shared by NodeResourcesFit and NodeResourcesBalancedAllocation
+    (Fit.PreScore/Score and BalancedAllocation.PreScore/Score upstream): PreScore stores the
+    pod's request of each scored resource; Score hands the node to ``self.scorer`` (a
+    ResourceAllocationScorer), computing the requests itself when PreScore did not run.
+    Subclasses set ``pre_score_state_key`` and ``self.scorer`` / ``self.handle``."""
+    pre_score_state_key = ""
+
+    def pre_score(self, state, pod, nodes):
+        state.write(self.pre_score_state_key,
+                    PreScoreState(self.scorer.calculate_pod_resource_request_list(pod)))
+        return None
+
+    def score(self, state, pod, node_name):
+        try:
+            node_info = self.handle.snapshot().get(node_name)
+        except KeyError:
+            return 0, Status.error(f'getting node "{node_name}" from Snapshot: '
+                                   f'nodeinfo not found for node name "{node_name}"')
+        return self.scorer.score(pod, node_info, self._pod_requests(state, pod))
+
+    def score_nodes(self, state, pod, node_infos):
+        """Score for every node in one call (same results as ``score``)."""
+        return self.scorer.score_nodes(pod, node_infos, self._pod_requests(state, pod))
+
+    def _pod_requests(self, state, pod):
+        s = state.get(self.pre_score_state_key)
+        if s is None:
+            s = PreScoreState(self.scorer.calculate_pod_resource_request_list(pod))
+        return s.pod_requests
+
+    def score_extensions(self):
+        return None
