@@ -143,8 +143,10 @@ class QueuedPodInfo:
     ``timestamp`` is when it was last added to the queue (refreshed by
     AddUnschedulableIfNotPresent); ``attempts`` is incremented by Pop;
     ``unschedulable_plugins`` are the plugins that rejected it in its last attempt (or the
-    PreEnqueue plugin that gated it).  ``seq`` is the simulator's insertion counter, the final
-    tie-break where upstream's heap order is unspecified.
+    PreEnqueue plugin that gated it).  ``seq`` numbers the taking of ``timestamp`` across the
+    queue (new with every new timestamp, kept by every move): the final key of activeQ's and
+    podBackoffQ's order, so equal timestamps come in the order they were taken, as upstream's
+    real clock would order them (SPEC.md section 4).
     """
     pod: Pod
     timestamp: int = 0

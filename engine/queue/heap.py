@@ -1,8 +1,10 @@
 """A keyed binary heap (upstream ``pkg/scheduler/internal/heap/heap.go``).
 
 Items are looked up by key (``namespace/name``); ordering comes from a sort key the owner
-computes, with an insertion sequence as the final tie-break so equal items pop in the order
-they were pushed (upstream leaves that order to the heap's internals).  Deletion is lazy.
+computes.  The scheduling queue's keys end with ``QueuedPodInfo.seq`` (the order the queue
+timestamps were taken), so they never tie and re-pushing an item never changes its place among
+equals.  The heap's own push counter is only a guard for owners whose keys can tie (items are
+not comparable); those pop in push order.  Deletion is lazy.
 """
 from __future__ import annotations
 

@@ -76,12 +76,17 @@ class PriorityQueue:
         self.pod_max_backoff = pod_max_backoff
         self.pod_max_in_unschedulable_pods_duration = pod_max_in_unschedulable_pods_duration
         self.is_scheduling_queue_hint_enabled = queueing_hints
+        # Equal queue timestamps are ordered by ``seq``, the order the timestamps were taken
+        # (SPEC.md section 4): a real clock never gives two pods the same timestamp.
         if less is None:
-            sort_key = lambda pi: (-pi.pod.priority, pi.timestamp)  # PrioritySort.Less
+            sort_key = lambda pi: (-pi.pod.priority, pi.timestamp, pi.seq)  # PrioritySort.Less
         else:
-            sort_key = _less_key(less)
+            k = _less_key(less)
+            sort_key = lambda pi: (k(pi), pi.seq)
         self.active_q = KeyedHeap(sort_key)
-        self.pod_backoff_q = KeyedHeap(lambda pi: self.get_backoff_time(pi))
+        # podsCompareBackoffCompleted: backoff expiry, then (equal expiries) timestamp order.
+        self.pod_backoff_q = KeyedHeap(lambda pi: (self.get_backoff_time(pi), pi.seq))
+        self._timestamp_seq = 0              # taken with every queue timestamp
         self.unschedulable_pods: dict = {}   # key -> QueuedPodInfo, in the order they entered
         self.nominator = Nominator(pod_lister)
         self.scheduling_cycle = 0
@@ -141,10 +146,18 @@ class PriorityQueue:
     def _delete_unschedulable(self, key: str) -> None:
         self.unschedulable_pods.pop(key, None)
 
+    def _take_timestamp(self, pinfo: QueuedPodInfo) -> None:
+        """Set the pod's queue timestamp to now and number it: ``seq`` orders equal
+        timestamps in the order they were taken, as upstream's ``time.Now()`` would."""
+        pinfo.timestamp = self.clock()
+        self._timestamp_seq += 1
+        pinfo.seq = self._timestamp_seq
+
     def new_queued_pod_info(self, pod, *plugins) -> QueuedPodInfo:
-        now = self.clock()
-        return QueuedPodInfo(pod=pod, timestamp=now, attempts=0,
-                             unschedulable_plugins=set(plugins))
+        """newQueuedPodInfo: a new queue entry, with a new timestamp."""
+        pinfo = QueuedPodInfo(pod=pod, attempts=0, unschedulable_plugins=set(plugins))
+        self._take_timestamp(pinfo)
+        return pinfo
 
     # ------------------------------------------------------------------ PreEnqueue / addToActiveQ
 
@@ -284,7 +297,7 @@ class PriorityQueue:
                 return None
             if not self.is_scheduling_queue_hint_enabled:
                 return self._add_unschedulable_without_queueing_hint(pinfo, pod_scheduling_cycle)
-            pinfo.timestamp = self.clock()
+            self._take_timestamp(pinfo)
             for pl in pinfo.unschedulable_plugins:
                 self.unschedulable_reasons[pl] = self.unschedulable_reasons.get(pl, 0) + 1
             hint, why = self._determine_scheduling_hint_for_in_flight_pod(pinfo)
@@ -296,7 +309,7 @@ class PriorityQueue:
             self.done(key)
 
     def _add_unschedulable_without_queueing_hint(self, pinfo, pod_scheduling_cycle) -> str:
-        pinfo.timestamp = self.clock()
+        self._take_timestamp(pinfo)
         for pl in pinfo.unschedulable_plugins:
             self.unschedulable_reasons[pl] = self.unschedulable_reasons.get(pl, 0) + 1
         if self.move_request_cycle >= pod_scheduling_cycle:
