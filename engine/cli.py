@@ -1,10 +1,14 @@
 """The headless CLI (SPEC.md §2).
 
-    python -m engine run SCENARIO [--until SECONDS] [--state PATH|-] [--trace PATH|-]
-    python -m engine validate SCENARIO
+    python -m engine run SCENARIO [--until SECONDS] [--state PATH|-] [--trace PATH|-] [--plugins P]...
+    python -m engine validate SCENARIO [--plugins P]...
 
-Exit 0 on success; 2 with a one-paragraph message on standard error for an invalid scenario
-or arguments; 1 for an internal error.
+``--plugins`` loads out-of-tree plugins (a ``.py`` file or a dotted module name declaring
+``PLUGINS = {"Name": factory}``; see ``engine.plugins.loader``).
+
+Exit 0 on success; 2 with a one-paragraph message on standard error for an invalid scenario,
+arguments or plugin module; 3 when the run finished but out-of-tree plugin calls failed (a
+summary on standard error); 1 for an internal error (a bug in the engine).
 """
 from __future__ import annotations
 
@@ -16,6 +20,8 @@ import traceback
 from .errors import ScenarioError
 from .quantity import parse_duration
 from .trace import JsonLinesWriter, Trace
+
+EXIT_PLUGIN_ERRORS = 3
 
 
 class _ArgumentParser(argparse.ArgumentParser):
@@ -36,7 +42,43 @@ def build_parser():
     r.add_argument("--trace", help="write every trace event as JSON Lines to PATH (- for standard output)")
     v = sub.add_parser("validate", help="check a scenario and report every problem with its place")
     v.add_argument("scenario")
+    for sp in (r, v):
+        sp.add_argument("--plugins", action="append", default=[], metavar="PATH_OR_MODULE",
+                        help="load out-of-tree plugins from a .py file or a dotted module name that "
+                             "defines PLUGINS = {\"Name\": factory} (repeatable)")
     return p
+
+
+def _load_plugins(specs) -> bool:
+    from .plugins.loader import PluginLoadError, load
+    for spec in specs:
+        try:
+            load(spec)
+        except PluginLoadError as e:
+            print(f"python -m engine: error: --plugins {e.source}: {e.reason}", file=sys.stderr)
+            return False
+    return True
+
+
+def summarize_plugin_errors(errors) -> str:
+    """A few lines per distinct failure: plugin, extension point, error, how often, the first
+    pod and cycle, and the plugin's own frames."""
+    groups: dict = {}
+    for err, pod, cycle in errors:
+        k = (err.plugin, err.point, err.type, err.message)
+        g = groups.get(k)
+        if g is None:
+            groups[k] = [1, err, pod, cycle]
+        else:
+            g[0] += 1
+    lines = [f"python -m engine: {len(errors)} out-of-tree plugin call{'s' if len(errors) != 1 else ''} failed "
+             f"(each became that call's Error status; the run went on):"]
+    for (plugin, point, type_, message), (n, err, pod, cycle) in groups.items():
+        first = f"first: pod {pod}" + (f", cycle {cycle}" if cycle else "") + (f", node {err.node}" if err.node else "")
+        lines.append(f"  - {plugin} {point}: {type_}: {message} ({n}x; {first})")
+        for fr in err.frames:
+            lines.append(f"      {fr}")
+    return "\n".join(lines)
 
 
 def _open(path):
@@ -48,6 +90,8 @@ def _open(path):
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if not _load_plugins(args.plugins):
+            return 2
         from .scenario import Scenario
         try:
             scenario = Scenario.from_path(args.scenario)
@@ -93,6 +137,7 @@ def main(argv=None) -> int:
                 print(e.describe(), file=sys.stderr)
                 return 2
             engine.run(until)
+            plugin_errors = engine.plugin_errors()
             if args.state:
                 fh, close = _open(args.state)
                 try:
@@ -106,6 +151,9 @@ def main(argv=None) -> int:
                 fh.close()
             if trace_fh is sys.stdout:
                 sys.stdout.flush()
+        if plugin_errors:
+            print(summarize_plugin_errors(plugin_errors), file=sys.stderr)
+            return EXIT_PLUGIN_ERRORS
         return 0
     except OSError as e:
         where = f"{e.filename}: " if e.filename else ""

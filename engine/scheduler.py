@@ -121,6 +121,14 @@ class Engine:
         self._loaded = False
         self.idle_reached = False
 
+    def plugin_errors(self) -> list:
+        """Every failed call of an out-of-tree plugin so far (``framework.guard``), in order:
+        ``(PluginCallError, pod key or None, scheduling cycle)``."""
+        out = []
+        for f in self.frameworks.values():
+            out.extend(f.plugin_errors)
+        return out
+
     # ================================================================== time and events
 
     def _push(self, at, phase, kind, payload=None):

@@ -16,6 +16,7 @@ from .interface import (EXTENSION_POINTS, MAX_NODE_SCORE, MIN_NODE_SCORE, Action
                         ClusterEvent, Code, EnqueueExtensions, GVK, NodeScore, PreFilterResult,
                         Status)
 from ..config import expand_plugins
+from .guard import GuardedPlugin, PluginCallError, guard, plugin_frames
 
 _POINT_LABEL = {"preEnqueue": "PreEnqueue", "queueSort": "QueueSort", "preFilter": "PreFilter",
                 "filter": "Filter", "postFilter": "PostFilter", "preScore": "PreScore",
@@ -31,6 +32,14 @@ def _code_name(status) -> str:
 
 def _reasons(status) -> list:
     return [] if status is None else list(status.reasons)
+
+
+def _call_error(status):
+    """The PluginCallError of a guarded plugin's failed call, or None."""
+    if status is None:
+        return None
+    err = status.err
+    return err if isinstance(err, PluginCallError) else None
 
 
 class Framework:
@@ -50,6 +59,8 @@ class Framework:
         self.cycle = 0          # set by the scheduler for trace events
         self.pod_key = ""
         self._snapshot: Snapshot | None = None
+        # Errors of out-of-tree plugins' calls (framework.guard), in the order they happened.
+        self.plugin_errors: list = []
 
         def implements(name, point):
             return isinstance(self._instance(name, profile), EXTENSION_POINTS[point])
@@ -109,6 +120,8 @@ class Framework:
                                f"{type(e).__name__}: {e}"]) from None
         if not getattr(inst, "name", None):
             raise ConfigError([f"{profile.place}.plugins: the plugin built for {name!r} has no name"])
+        if not registry.is_in_tree(name):
+            inst = guard(inst, self)
         self._instances[name] = inst
         return inst
 
@@ -130,7 +143,15 @@ class Framework:
         out = []
         for name, inst in self._instances.items():
             if isinstance(inst, EnqueueExtensions):
-                events = inst.events_to_register() or []
+                if isinstance(inst, GuardedPlugin):
+                    try:
+                        events = inst.events_to_register()
+                    except Exception as e:
+                        frames = plugin_frames(e.__traceback__)
+                        where = f" at {frames[-1].split(' in ')[0]}" if frames else ""
+                        raise ConfigError([f"plugin {name!r}: EventsToRegister failed: {type(e).__name__}: {e}{where}"]) from None
+                else:
+                    events = inst.events_to_register() or []
                 out.append((name, [(e.event, e.queueing_hint_fn) for e in events]))
             else:
                 out.append((name, [(_ALL_EVENT, None)]))
@@ -146,18 +167,33 @@ class Framework:
         return list(grouped.values())
 
     def _emit(self, pod, point, plugin, node, status, score=None, dry_run=False):
+        if status is not None and status.err is not None and isinstance(status.err, PluginCallError):
+            self.trace.emit("PluginResult", pod=pod.key, cycle=self.cycle, point=point, plugin=plugin,
+                            node=node, code=_code_name(status), reasons=_reasons(status), score=score,
+                            dryRun=dry_run, error=status.err.to_json())
+            return
         self.trace.emit("PluginResult", pod=pod.key, cycle=self.cycle, point=point, plugin=plugin,
                         node=node, code=_code_name(status), reasons=_reasons(status), score=score,
                         dryRun=dry_run)
+
+    def note_plugin_error(self, err: PluginCallError, pod=None, emit=False) -> None:
+        """Called by a guarded plugin when one of its calls failed.  ``emit`` records a
+        ``PluginError`` trace event, for calls that have no PluginResult of their own."""
+        self.plugin_errors.append((err, pod.key if pod is not None else None, self.cycle))
+        if emit and self.trace.enabled:
+            self.trace.emit("PluginError", pod=pod.key if pod is not None else None, cycle=self.cycle,
+                            point=err.point, plugin=err.plugin, node=err.node, error=err.to_json())
 
     # ------------------------------------------------------------------ PreEnqueue
 
     def run_pre_enqueue_plugin(self, pl, pod):
         status = pl.pre_enqueue(pod)
         if self.trace.enabled:
+            err = _call_error(status)
+            extra = {"error": err.to_json()} if err is not None else {}
             self.trace.emit("PluginResult", pod=pod.key, cycle=None, point="PreEnqueue", plugin=pl.name,
                             node=None, code=_code_name(status), reasons=_reasons(status), score=None,
-                            dryRun=False)
+                            dryRun=False, **extra)
         return status
 
     # ------------------------------------------------------------------ PreFilter
@@ -179,7 +215,7 @@ class Framework:
                 status.failed_plugin = pl.name
                 if status.is_unschedulable():
                     return None, status
-                return None, Status(Code.Error, [f"running PreFilter plugin {pl.name!r}: {status.message()}"], pl.name)
+                return None, Status(Code.Error, [f"running PreFilter plugin {pl.name!r}: {status.message()}"], pl.name, err=status.err)
             if r is not None and not r.all_nodes():
                 plugins_with_nodes.append(pl.name)
             result = r if result is None else result.merge(r)
@@ -196,7 +232,7 @@ class Framework:
                 continue
             status = ext.add_pod(state, pod, pod_to_add, node_info)
             if status is not None and status.code != _SUCCESS:
-                return Status(Code.Error, [f"running AddPod on PreFilter plugin {pl.name!r}: {status.message()}"], pl.name)
+                return Status(Code.Error, [f"running AddPod on PreFilter plugin {pl.name!r}: {status.message()}"], pl.name, err=status.err)
         return None
 
     def run_pre_filter_extension_remove_pod(self, state, pod, pod_to_remove, node_info, dry_run=False):
@@ -205,7 +241,7 @@ class Framework:
                 continue
             status = ext.remove_pod(state, pod, pod_to_remove, node_info)
             if status is not None and status.code != _SUCCESS:
-                return Status(Code.Error, [f"running RemovePod on PreFilter plugin {pl.name!r}: {status.message()}"], pl.name)
+                return Status(Code.Error, [f"running RemovePod on PreFilter plugin {pl.name!r}: {status.message()}"], pl.name, err=status.err)
         return None
 
     # ------------------------------------------------------------------ Filter
@@ -222,7 +258,7 @@ class Framework:
                 self._emit(pod, "Filter", pl.name, node_info.name, status, None, dry_run)
             if status is not None and status.code != _SUCCESS:
                 if not status.is_unschedulable():
-                    return Status(Code.Error, [f"running {pl.name!r} filter plugin: {status.message()}"], pl.name)
+                    return Status(Code.Error, [f"running {pl.name!r} filter plugin: {status.message()}"], pl.name, err=status.err)
                 status.failed_plugin = pl.name
                 return status
         return None
@@ -308,7 +344,7 @@ class Framework:
                 skip.add(pl.name)
                 continue
             if status is not None and status.code != _SUCCESS:
-                return Status(Code.Error, [f"running PreScore plugin {pl.name!r}: {status.message()}"], pl.name)
+                return Status(Code.Error, [f"running PreScore plugin {pl.name!r}: {status.message()}"], pl.name, err=status.err)
         state.skip_score_plugins = skip
         return None
 
@@ -328,14 +364,20 @@ class Framework:
         for pl in plugins:
             values, status = pl.score_nodes(state, pod, nodes)
             if status is not None and status.code != _SUCCESS:
-                return None, Status(Code.Error, [f"running Score plugins: plugin {pl.name!r} failed with: {status.message()}"], pl.name)
+                err = _call_error(status)
+                if tr and err is not None:
+                    self._emit(pod, "Score", pl.name, err.node, status)
+                return None, Status(Code.Error, [f"running Score plugins: plugin {pl.name!r} failed with: {status.message()}"], pl.name, err=status.err)
             raw = list(values) if tr else None
             ext = pl.score_extensions()
             if ext is not None:
                 scores = [NodeScore(names[i], values[i]) for i in range(n)]
                 status = ext.normalize_score(state, pod, scores)
                 if status is not None and status.code != _SUCCESS:
-                    return None, Status(Code.Error, [f"running Normalize on Score plugins: plugin {pl.name!r} failed with: {status.message()}"], pl.name)
+                    err = _call_error(status)
+                    if tr and err is not None:
+                        self._emit(pod, "NormalizeScore", pl.name, err.node, status)
+                    return None, Status(Code.Error, [f"running Normalize on Score plugins: plugin {pl.name!r} failed with: {status.message()}"], pl.name, err=status.err)
                 values = [ns.score for ns in scores]
             w = self.score_plugin_weight.get(pl.name, 1)
             if max(values, default=0) > MAX_NODE_SCORE or min(values, default=0) < MIN_NODE_SCORE:
@@ -377,7 +419,7 @@ class Framework:
                 status.failed_plugin = pl.name
                 if status.is_unschedulable():
                     return status
-                return Status(Code.Error, [f"running Reserve plugin {pl.name!r}: {status.message()}"], pl.name)
+                return Status(Code.Error, [f"running Reserve plugin {pl.name!r}: {status.message()}"], pl.name, err=status.err)
         return None
 
     def run_reserve_plugins_unreserve(self, state, pod, node_name):
@@ -400,7 +442,7 @@ class Framework:
                 t = min(timeout or 900, 900)
                 wait = t if wait is None else min(wait, t)
                 continue
-            return Status(Code.Error, [f"running Permit plugin {pl.name!r}: {status.message()}"], pl.name), None
+            return Status(Code.Error, [f"running Permit plugin {pl.name!r}: {status.message()}"], pl.name, err=status.err), None
         if wait is not None:
             return Status(Code.Wait, ["one or more plugins asked to wait and no plugin rejected pod"]), wait
         return None, None
@@ -414,7 +456,7 @@ class Framework:
                 status.failed_plugin = pl.name
                 if status.is_unschedulable():
                     return status
-                return Status(Code.Error, [f"running PreBind plugin {pl.name!r}: {status.message()}"], pl.name)
+                return Status(Code.Error, [f"running PreBind plugin {pl.name!r}: {status.message()}"], pl.name, err=status.err)
         return None
 
     def run_bind_plugins(self, state, pod, node_name):
@@ -429,15 +471,15 @@ class Framework:
                 status.failed_plugin = pl.name
                 if status.is_unschedulable():
                     return status
-                return Status(Code.Error, [f"running Bind plugin {pl.name!r}: {status.message()}"], pl.name)
+                return Status(Code.Error, [f"running Bind plugin {pl.name!r}: {status.message()}"], pl.name, err=status.err)
             return status
         return status
 
     def run_post_bind_plugins(self, state, pod, node_name):
         for pl in self.post_bind_plugins:
-            pl.post_bind(state, pod, node_name)
+            status = pl.post_bind(state, pod, node_name)
             if self.trace.enabled:
-                self._emit(pod, "PostBind", pl.name, node_name, None)
+                self._emit(pod, "PostBind", pl.name, node_name, status if _call_error(status) else None)
 
     def num_feasible_nodes_to_find(self, num_all_nodes: int) -> int:
         """numFeasibleNodesToFind: every node below 100; else the adaptive percentage
