@@ -18,13 +18,16 @@ if [ ! -x "$venv/bin/python" ]; then
     "$python" -m venv "$venv"
 fi
 
-# Fingerprint the requested file and every file it includes with -r.
+# Fingerprint the requested file, every file it includes with -r and pyproject.toml.
 stamp="$venv/.installed-$(basename "$requirements").sha256"
-fingerprint="$(cat "$requirements" requirements.txt | sha256sum | cut -d' ' -f1)"
+fingerprint="$(cat "$requirements" requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$fingerprint" ]; then
     exit 0
 fi
 
 echo "setup: installing $requirements into $venv" >&2
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
+# The engine itself, editable (pyproject.toml): `engine` imports from anywhere and pytest finds
+# the scheduler_sim fixture that plugin authors' tests use.
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -e .
 echo "$fingerprint" > "$stamp"

@@ -11,11 +11,10 @@ hint function).
 
 Args (``pluginConfig``): ``nodeLabel`` (string) and ``resourceName`` (string).
 
-Register it before building an Engine::
+Load it with the CLI, the server or the testing API (``PLUGINS`` below names its factory)::
 
-    from engine.plugins import registry
-    import gpu_only
-    registry.register(gpu_only.NAME, gpu_only.new)
+    python -m engine run docs/examples/gpu.yaml --plugins docs/examples/gpu_only.py --trace -
+    SCHEDULER_PLUGINS=docs/examples/gpu_only.py bash scripts/run.sh
 """
 from __future__ import annotations
 
@@ -122,3 +121,7 @@ def new(args, handle):
     if problems:
         raise ConfigError(problems)
     return GPUOnly(handle, node_label, resource_name)
+
+
+# What a plugin module declares: name -> factory (engine.plugins.loader).
+PLUGINS = {NAME: new}

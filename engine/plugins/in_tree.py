@@ -6,11 +6,11 @@ from . import (defaultbinder, defaultpreemption, imagelocality, nodeaffinity, no
 from .interpodaffinity import plugin as interpodaffinity
 from .noderesources import balanced_allocation, fit
 from .podtopologyspread import plugin as podtopologyspread
-from .registry import IN_TREE, register
+from .registry import IN_TREE as ORIGIN_IN_TREE, register
 
 IN_TREE = [queuesort, schedulinggates, nodeunschedulable, nodename, tainttoleration, nodeaffinity,
            nodeports, fit, balanced_allocation, imagelocality, interpodaffinity, podtopologyspread,
            defaultpreemption, defaultbinder]
 
 for _m in IN_TREE:
-    register(_m.NAME, _m.new, origin=IN_TREE)
+    register(_m.NAME, _m.new, origin=ORIGIN_IN_TREE)
