@@ -80,11 +80,25 @@ class PluginCallError:
         return f"PluginCallError({self.plugin!r}, {self.point!r}, {self.type!r}, {self.message!r})"
 
 
-def _describe(value) -> str:
+def _short(value) -> str:
     r = repr(value)
-    if len(r) > 80:
-        r = r[:77] + "..."
-    return f"{r} ({type(value).__name__})"
+    return r if len(r) <= 80 else r[:77] + "..."
+
+
+def _describe(value) -> str:
+    return f"{_short(value)} ({type(value).__name__})"
+
+
+def _article(what: str) -> str:
+    return what if what.startswith(("a ", "an ")) else ("an " if what[0] in "aeiouAEIOU" else "a ") + what
+
+
+def _defined_at(fn) -> list:
+    """``["file:line in name"]`` where a plugin's method is defined (for malformed returns)."""
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    if code is None:
+        return []
+    return [f"{_short_path(code.co_filename)}:{code.co_firstlineno} in {code.co_name}"]
 
 
 def _is_status(v) -> bool:
@@ -102,11 +116,13 @@ class _Recorder:
         self.plugin_name = plugin_name
         self.owner = owner
 
-    def error(self, point, exc=None, invalid=None, node=None, pod=None, emit=False) -> Status:
+    def error(self, point, exc=None, invalid=None, node=None, pod=None, emit=False, fn=None) -> Status:
+        """An Error status for a call that raised ``exc`` or returned what ``invalid`` says;
+        ``fn`` (the plugin's method) gives the file:line of a malformed return."""
         if exc is not None:
             err = PluginCallError.from_exception(self.plugin_name, point, exc, node)
         else:
-            err = PluginCallError(self.plugin_name, point, "InvalidReturn", invalid, (), node)
+            err = PluginCallError(self.plugin_name, point, "InvalidReturn", invalid, _defined_at(fn), node)
         if self.owner is not None:
             self.owner.note_plugin_error(err, pod, emit)
         return Status(Code.Error, [err.reason()], self.plugin_name, err=err)
@@ -134,11 +150,12 @@ class _GuardedExtensions(PreFilterExtensions, ScoreExtensions):
             return self._rec.error("NormalizeScore", exc=e, pod=pod)
         if not _is_status(r):
             return self._rec.error("NormalizeScore", invalid=f"NormalizeScore returned {_describe(r)}; "
-                                   f"expected a Status or None", pod=pod)
+                                   f"expected a Status or None", pod=pod, fn=self._inner.normalize_score)
         for ns in scores:
             if not _is_int(ns.score):
                 return self._rec.error("NormalizeScore", invalid=f"NormalizeScore set node {ns.name}'s score "
-                                       f"to {_describe(ns.score)}; expected an int", node=ns.name, pod=pod)
+                                       f"to {_describe(ns.score)}; expected an int", node=ns.name, pod=pod,
+                                       fn=self._inner.normalize_score)
         return r
 
     def _call_status(self, point, fn, pod, args, node):
@@ -149,7 +166,7 @@ class _GuardedExtensions(PreFilterExtensions, ScoreExtensions):
             return self._rec.error(point, exc=e, node=node, pod=pod, emit=True)
         if not _is_status(r):
             return self._rec.error(point, invalid=f"{point} returned {_describe(r)}; expected a Status or None",
-                                   node=node, pod=pod, emit=True)
+                                   node=node, pod=pod, emit=True, fn=fn)
         return r
 
 
@@ -196,7 +213,7 @@ class GuardedPlugin:
             return self._rec.error(point, exc=e, node=node, pod=pod)
         if not _is_status(r):
             return self._rec.error(point, invalid=f"{point} returned {_describe(r)}; expected a Status or None",
-                                   node=node, pod=pod)
+                                   node=node, pod=pod, fn=fn)
         return r
 
     def _pair_call(self, point, fn, args, pod, first_ok, first_what, node=None):
@@ -206,12 +223,14 @@ class GuardedPlugin:
             return None, self._rec.error(point, exc=e, node=node, pod=pod)
         if not isinstance(r, (tuple, list)) or len(r) != 2:
             return None, self._rec.error(point, invalid=f"{point} returned {_describe(r)}; expected a pair "
-                                         f"({first_what}, Status or None)", node=node, pod=pod)
+                                         f"({first_what}, Status or None)", node=node, pod=pod, fn=fn)
         a, st = r
-        if not first_ok(a) or not _is_status(st):
-            bad = a if not first_ok(a) else st
-            return None, self._rec.error(point, invalid=f"{point} returned {_describe(bad)} in its pair; expected "
-                                         f"({first_what}, Status or None)", node=node, pod=pod)
+        if not first_ok(a):
+            return None, self._rec.error(point, invalid=f"{point} returned {_short(r)}: {_describe(a)} is not "
+                                         f"{_article(first_what)}", node=node, pod=pod, fn=fn)
+        if not _is_status(st):
+            return None, self._rec.error(point, invalid=f"{point} returned {_short(r)}: {_describe(st)} is not "
+                                         f"a Status or None", node=node, pod=pod, fn=fn)
         return a, st
 
     # -- PreEnqueue
@@ -226,7 +245,8 @@ class GuardedPlugin:
             self._rec.error("QueueSort", exc=e, pod=a.pod, emit=True)
             return False
         if not isinstance(r, bool):
-            self._rec.error("QueueSort", invalid=f"Less returned {_describe(r)}; expected a bool", pod=a.pod, emit=True)
+            self._rec.error("QueueSort", invalid=f"Less returned {_describe(r)}; expected a bool", pod=a.pod, emit=True,
+                            fn=self._inner.less)
             return False
         return r
 
@@ -258,7 +278,7 @@ class GuardedPlugin:
             if _is_int(h) and h in QueueingHint._value2member_map_:
                 return QueueingHint(h)
             rec.error("QueueingHint", invalid=f"the queueing hint returned {_describe(h)}; expected a "
-                      f"QueueingHint", pod=pod, emit=True)
+                      f"QueueingHint", pod=pod, emit=True, fn=fn)
             return QueueingHint.QueueAfterBackoff
         return hint
 
@@ -305,7 +325,7 @@ class GuardedPlugin:
             return None, st
         if values is None or len(values) != len(node_infos) or not all(_is_int(v) for v in values):
             return None, self._rec.error("Score", invalid=f"score_nodes returned {_describe(values)}; expected "
-                                         f"{len(node_infos)} ints, one per node", pod=pod)
+                                         f"{len(node_infos)} ints, one per node", pod=pod, fn=self._inner.score_nodes)
         return list(values), st
 
     def score_extensions(self):
@@ -337,7 +357,8 @@ class GuardedPlugin:
               and (r[1] is None or (isinstance(r[1], (int, float)) and not isinstance(r[1], bool) and r[1] >= 0)))
         if not ok:
             return self._rec.error("Permit", invalid=f"Permit returned {_describe(r)}; expected a pair "
-                                   f"(Status or None, timeout seconds or None)", node=node_name, pod=pod), None
+                                   f"(Status or None, timeout seconds or None)", node=node_name, pod=pod,
+                                   fn=self._inner.permit), None
         return r[0], r[1]
 
     def pre_bind(self, state, pod, node_name):
