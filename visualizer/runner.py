@@ -72,7 +72,7 @@ MAX_INJECTIONS = 1000                   # cluster events injected into one sessi
 MAX_INJECTION_BYTES = 256 * 1024        # one injected manifest, as stored (JSON)
 # Estimated memory of one kept trace event (the event dict, its strings and the list slot),
 # measured with tracemalloc on the lessons: see tests/visualizer/test_limits.py.
-EVENT_BYTES = 1500
+EVENT_BYTES = 1000
 
 
 class ControlError(ValueError):

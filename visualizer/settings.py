@@ -12,7 +12,7 @@ Everything a deployment changes comes from the environment:
     DJANGO_HSTS_SECONDS   Strict-Transport-Security max-age with DJANGO_HTTPS=1 (default 31536000)
     LIVE_SESSION_IDLE_SECONDS  evict a live session unused this long from memory (default 900)
     LIVE_SESSIONS_MAX     live sessions kept in memory at most (default 50)
-    SESSION_MEMORY_BUDGET_MB   a session's estimated memory beyond which it stops (default 512)
+    SESSION_MEMORY_BUDGET_MB   a session's estimated memory beyond which it stops (default 1024)
 
 With DJANGO_DEBUG=0 the server refuses to start without DJANGO_SECRET_KEY. Production settings
 (``manage.py check --deploy`` is clean with them): DJANGO_DEBUG=0, DJANGO_SECRET_KEY=<50+
@@ -164,4 +164,4 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 6 * 1024 * 1024
 # budget stops with a message on its page.
 LIVE_SESSION_IDLE_SECONDS = float(os.environ.get("LIVE_SESSION_IDLE_SECONDS", "900"))
 LIVE_SESSIONS_MAX = int(os.environ.get("LIVE_SESSIONS_MAX", "50"))
-SESSION_MEMORY_BUDGET_MB = float(os.environ.get("SESSION_MEMORY_BUDGET_MB", "512"))
+SESSION_MEMORY_BUDGET_MB = float(os.environ.get("SESSION_MEMORY_BUDGET_MB", "1024"))
