@@ -24,14 +24,25 @@ class ScenarioError(EngineError, ValueError):
     """A scenario (or an injected action) is invalid.
 
     ``problems`` holds every problem found, each ``"<place>: <message>"``; ``source`` names the
-    file (or "<input>").  ``str()`` gives one paragraph fit for a terminal.
+    file (or "<input>").  ``str()`` gives one paragraph fit for a terminal.  The text is
+    bounded: at most ``MAX_PROBLEMS`` problems (then a line counting the others), each cut to
+    ``MAX_PROBLEM_CHARS`` characters.
     """
+
+    MAX_PROBLEMS = 100          # problems kept (the rest are counted in a last line)
+    MAX_PROBLEM_CHARS = 1000    # characters kept of each problem
 
     def __init__(self, problems, source: str = "<input>"):
         if isinstance(problems, str):
             problems = [problems]
-        self.problems = list(problems)
-        self.source = source
+        problems = list(problems)
+        kept = [p if len(p) <= self.MAX_PROBLEM_CHARS else
+                f"{p[:self.MAX_PROBLEM_CHARS]}… ({len(p) - self.MAX_PROBLEM_CHARS} more characters)"
+                for p in problems[:self.MAX_PROBLEMS]]
+        if len(problems) > self.MAX_PROBLEMS:
+            kept.append(f"… and {len(problems) - self.MAX_PROBLEMS} more problems")
+        self.problems = kept
+        self.source = source if len(source) <= 300 else source[:300] + "…"
         super().__init__(self.describe())
 
     def describe(self) -> str:

@@ -20,7 +20,8 @@ from typing import Any
 
 from .labels import (is_valid_label_value, LabelSelector, NodeSelector, NodeSelectorTerm, Requirement, Taint,
                      Toleration)
-from .quantity import milli_value, parse_quantity, value
+from .quantity import _q as _quote
+from .quantity import MAX_QUANTITY, milli_value, parse_quantity, shorten, value
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 DEFAULT_TERMINATION_GRACE_PERIOD = 30
@@ -47,10 +48,8 @@ class Problems:
 
 
 def _q(v) -> str:
-    """Quote a user value for an error message."""
-    if isinstance(v, str):
-        return '"' + v + '"'
-    return repr(v)
+    """Quote a user value for an error message (cut to a bounded length: see quantity._q)."""
+    return _quote(v)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -262,6 +261,11 @@ def resource_list(v: Any, place: str, probs: Problems) -> dict:
             continue
         if d < 0:
             probs.add(f"{place}.{name}", f"{_q(q)} must not be negative")
+            continue
+        if name == "cpu" and milli_value(d) > MAX_QUANTITY:
+            # the scheduler counts CPU with MilliValue(), an int64 (upstream would overflow)
+            probs.add(f"{place}.{name}", f"{_q(q)} is more CPU than an int64 of millicores holds "
+                                         f"(at most {MAX_QUANTITY // 1000}.{MAX_QUANTITY % 1000:03d})")
             continue
         out[str(name)] = d
     return out

@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-import yaml
-
+from . import yamlload
 from .config import SchedulerConfig, parse_scheduler_config
 from .errors import ScenarioError
 from .objects import (Problems, _q, get_bool, get_list, get_map, get_str, node_from_manifest,
@@ -69,6 +68,8 @@ class Scenario:
     def from_path(cls, path) -> "Scenario":
         p = Path(path)
         try:
+            if p.is_file() and p.stat().st_size > yamlload.MAX_BYTES:
+                raise ScenarioError([f"the file is larger than {yamlload.MAX_BYTES // (1024 * 1024)} MiB"], str(path))
             text = p.read_text(encoding="utf-8")
         except OSError as e:
             raise ScenarioError([f"cannot read the file: {e.strerror or e}"], str(path)) from None
@@ -78,14 +79,20 @@ class Scenario:
 
     @classmethod
     def from_text(cls, text: str, source: str = "<input>") -> "Scenario":
+        """Parse a scenario's YAML (or JSON) text, in bounded time and memory
+        (``engine.yamlload``); every schema problem names its place in the document and the
+        line and column of the YAML node it is about."""
         try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "YAML"
-            problem = getattr(e, "problem", None) or str(e)
-            raise ScenarioError([f"{where}: not valid YAML ({problem})"], source) from None
-        return cls.from_dict(data, source)
+            data, root = yamlload.load(text)
+        except yamlload.YAMLLoadError as e:
+            raise ScenarioError([f"{e.where}: {e.problem}"], source) from None
+        try:
+            return cls.from_dict(data, source)
+        except ScenarioError as e:
+            if root is not None:
+                e.problems = [_located(p, root) for p in e.problems]
+                e.args = (e.describe(),)
+            raise
 
     @classmethod
     def from_dict(cls, data, source: str = "<input>") -> "Scenario":
@@ -95,6 +102,17 @@ class Scenario:
             raise ScenarioError(probs.items, source)
         sc.source = source
         return sc
+
+
+def _located(problem: str, root) -> str:
+    """``problem`` ("place: message") with the line and column of the node at ``place``."""
+    place, sep, message = problem.partition(": ")
+    if not sep or not place or " " in place:
+        return problem
+    mark = yamlload.mark_for(root, place, key=message.startswith("is not a") and "field" in message)
+    if mark is None:
+        return problem
+    return f"{problem} ({yamlload.where(mark)})"
 
 
 def load_scenario(path) -> Scenario:
@@ -118,7 +136,7 @@ def parse_object(m, place, probs, start_instant, allowed_kinds=KINDS):
         probs.add(place, f"{_q(m)} is not a Kubernetes object")
         return None, None
     kind = m.get("kind")
-    if kind not in allowed_kinds:
+    if not isinstance(kind, str) or kind not in allowed_kinds:
         probs.add(f"{place}.kind", f"{_q(kind)} is not one of {', '.join(allowed_kinds)}")
         return None, None
     api = m.get("apiVersion")
@@ -241,7 +259,7 @@ def parse_action(verb, body, place, probs, start_instant, at=0, index=0):
         probs.add(place, f"{_q(body)} is not a reference (kind, name, namespace)")
         return None
     kind = body.get("kind")
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         probs.add(f"{place}.kind", f"{_q(kind)} is not one of {', '.join(KINDS)}")
         return None
     name = body.get("name")

@@ -30,6 +30,7 @@ class Stepper:
         self.engine = Engine(scenario, self.trace)
         self.injections: list = []      # [(position, virtual time, action)] in the order applied
         self._unit_end = 0              # len(events) after the last unit
+        self.run_complete = True        # whether the last run_until reached its time
         for pos, at, action in (record or []):
             self.reveal_to(pos)
             if at > self.engine.now:
@@ -103,13 +104,24 @@ class Stepper:
                 break
         return self.events[start:self.position]
 
-    def run_until(self, seconds: float) -> list:
-        """Everything due at virtual times <= ``seconds`` happens and is revealed."""
+    def run_until(self, seconds: float, max_units: int | None = None) -> list:
+        """Everything due at virtual times <= ``seconds`` happens and is revealed.
+
+        With ``max_units``, at most that many engine units run (a caller that must not run
+        for long does the work in slices); ``run_complete`` then says whether the time was
+        reached (only then does the clock move on to ``seconds``)."""
         start = self.position
         until = int(round(seconds * US))
-        while self._advance_unit(until):
-            pass
-        if until > self.engine.now:
+        units = 0
+        self.run_complete = True
+        while True:
+            if max_units is not None and units >= max_units:
+                self.run_complete = False
+                break
+            if not self._advance_unit(until):
+                break
+            units += 1
+        if self.run_complete and until > self.engine.now:
             self.engine.now = until
         self.position = len(self.events)
         self._unit_end = self.position

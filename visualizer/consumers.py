@@ -11,19 +11,71 @@
 
 The work itself happens in ``visualizer.runner`` (in a worker thread, so the event loop keeps
 serving other sockets); this module only routes messages.
+
+Hostile or broken input gets a reply, never a closed socket: a message larger than
+``MAX_MESSAGE_BYTES``, not JSON, nested deeper than ``MAX_JSON_DEPTH``, or whose ``action`` is
+not a string gets an "invalid" status; an unexpected error in a control gets an "error" status
+(and is logged). A presenter's controls are queued (at most ``MAX_PENDING_CONTROLS`` per
+socket, the rest refused with a message) and carried out one at a time in order by one task
+per socket; a long run-until goes in slices, publishing a frame and yielding to the event loop
+between them (see ``visualizer.runner``); ``pause`` also stops a run-until in progress.
 """
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 
 from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from visualizer import metrics, presenters, runner
 
+log = logging.getLogger(__name__)
+
 VIEW_ACTIONS = {"filter"}
 CONTROL_ACTIONS = {"step-event", "step-point", "step-cycle", "back", "jump", "run-until", "inject",
                    "play", "pause"}
+MAX_MESSAGE_BYTES = 512 * 1024   # a text frame from the page (static/js/session.js checks it too;
+                                 # Daphne drops anything over 1 MiB)
+MAX_JSON_DEPTH = 8               # the page's messages are flat objects of form fields
+MAX_PENDING_CONTROLS = 16        # controls queued on one presenter socket
+
+
+class InvalidMessage(ValueError):
+    pass
+
+
+def parse_message(text) -> dict:
+    """The JSON object a page sent, or InvalidMessage saying why not (bounded work)."""
+    if text is None:
+        raise InvalidMessage("The message is not text")
+    if len(text) > MAX_MESSAGE_BYTES:
+        raise InvalidMessage(f"The message is too large ({len(text):,} characters; at most {MAX_MESSAGE_BYTES:,})")
+    try:
+        msg = json.loads(text)
+    except RecursionError:
+        raise InvalidMessage("The message is nested too deeply") from None
+    except ValueError:
+        raise InvalidMessage("The message is not a JSON object") from None
+    if not isinstance(msg, dict):
+        raise InvalidMessage("The message is not a JSON object")
+    stack = [(msg, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise InvalidMessage(f"The message is nested more than {MAX_JSON_DEPTH} levels deep")
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
+    msg.pop("HEADERS", None)
+    action = msg.get("action")
+    if isinstance(action, list) and len(action) == 1:
+        action = msg["action"] = action[0]
+    if action is not None and not isinstance(action, str):
+        raise InvalidMessage("The message's action is not a name")
+    return msg
 
 
 def group_name(session_id) -> str:
@@ -44,6 +96,9 @@ class SessionConsumer(AsyncWebsocketConsumer):
         self.sent_version = -1
         self.log_filter = None
         self.shown = {}   # panel id -> hash of the HTML this socket was last sent
+        self.pending = asyncio.Queue(maxsize=MAX_PENDING_CONTROLS)
+        self.worker = None
+        self.cancel_run = False   # set by pause: a run-until in progress stops at its next slice
         token = self.scope["url_route"]["kwargs"]["token"]
         self.session_id = await _sync(runner.session_for_token)(token, self.role)
         if self.session_id is None:
@@ -58,6 +113,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
     async def disconnect(self, code):
         if getattr(self, "session_id", None) is None:
             return
+        if self.worker is not None:
+            self.worker.cancel()
         metrics.OPEN_SOCKETS.labels(self.role).dec()
         await self.channel_layer.group_discard(self.group, self.channel_name)
 
@@ -65,16 +122,15 @@ class SessionConsumer(AsyncWebsocketConsumer):
 
     async def receive(self, text_data=None, bytes_data=None):
         try:
-            msg = json.loads(text_data or "")
-            if not isinstance(msg, dict):
-                raise ValueError
-        except ValueError:
-            await self.send_status("error", "The message is not a JSON object")
+            msg = parse_message(text_data)
+        except InvalidMessage as e:
+            metrics.INPUT_REFUSED.inc()
+            await self.send_status("invalid", str(e), ["the page sends JSON objects such as "
+                                                       '{"action": "step-event"}; this one was refused'])
             return
-        msg.pop("HEADERS", None)
         action = msg.get("action")
         if action in VIEW_ACTIONS:
-            await self.set_filter(msg)
+            await self.guarded(self.set_filter(msg))
             return
         if self.role != "presenter":
             metrics.CONTROLS_REFUSED.inc()
@@ -82,18 +138,70 @@ class SessionConsumer(AsyncWebsocketConsumer):
                                    ["this is a follower link: it can watch, not control"])
             return
         if action not in CONTROL_ACTIONS:
-            await self.send_status("error", f"Unknown control {action!r}")
+            await self.send_status("invalid", f"Unknown control {runner._short(action)}")
             return
         metrics.CONTROLS.labels(action).inc()
         if action == "pause":
-            await self.pause()
+            self.cancel_run = True
+            await self.guarded(self.pause())
             return
+        try:
+            self.pending.put_nowait(msg)
+        except asyncio.QueueFull:
+            metrics.INPUT_REFUSED.inc()
+            await self.send_status("refused", "Refused: too many controls are waiting",
+                                   [f"{MAX_PENDING_CONTROLS} controls of this page are still to be carried out; "
+                                    "wait for them (or pause) and try again"])
+            return
+        if self.worker is None or self.worker.done():
+            self.worker = asyncio.get_running_loop().create_task(self.work())
+
+    async def work(self):
+        """Carry out the queued controls one at a time, in order."""
+        while not self.pending.empty():
+            msg = self.pending.get_nowait()
+            await self.guarded(self.carry_out(msg))
+
+    async def guarded(self, awaitable):
+        """Run a handler; an unexpected error becomes an error status on this socket (never a
+        closed socket), and the page is brought back to the session's stored state."""
+        try:
+            await awaitable
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            log.exception("control on session %s failed", self.session_id)
+            await self.send_status("error", "That did not work: an internal error",
+                                   [f"{type(e).__name__}: {str(e)[:300]}",
+                                    "nothing was changed; please report it with the scenario"])
+            try:
+                await self.publish_now()
+            except Exception:   # pragma: no cover - the session itself cannot be read
+                log.exception("could not publish session %s", self.session_id)
+
+    async def carry_out(self, msg):
+        action = msg["action"]
         was_playing = runner.stop_play(self.session_id)
         if action == "play":
             await self.play(msg)
             return
+        self.cancel_run = False
+        slices = 0
         try:
-            result = await _sync(runner.control)(self.session_id, msg)
+            while True:
+                result = await _sync(runner.control)(self.session_id, msg)
+                slices += 1
+                if not result.get("more"):
+                    break
+                await self.publish_now()          # show the progress, let other sockets run
+                await asyncio.sleep(0)
+                if self.cancel_run:
+                    result = {"note": "Paused: the run stopped before reaching its time."}
+                    break
+                if slices >= runner.MAX_SLICES_PER_CONTROL:
+                    result = {"note": f"Stopped: this run took its whole budget of work "
+                                      f"({runner.MAX_SLICES_PER_CONTROL} slices); run again to go on."}
+                    break
         except runner.ControlError as e:
             await self.send_status("error", e.title, e.problems)
             await self.publish_now()
@@ -105,18 +213,23 @@ class SessionConsumer(AsyncWebsocketConsumer):
     async def play(self, msg):
         raw = msg.get("speed", 2)
         try:
-            speed = float(raw[0] if isinstance(raw, list) else raw)
-            if speed < 0 or speed != speed:
+            speed = float(raw[0] if isinstance(raw, list) and raw else raw)
+            if speed < 0 or speed != speed or speed > 1000:
                 raise ValueError
-        except (TypeError, ValueError):
-            await self.send_status("error", "The speed is not valid", [f"speed: {raw!r} is not a number >= 0"])
+        except (TypeError, ValueError, OverflowError):
+            await self.send_status("error", "The speed is not valid",
+                                   [f"speed: {runner._short(raw)} is not a number from 0 to 1000"])
             return
         group, layer = self.group, self.channel_layer
 
         async def publish(version, panels):
             await layer.group_send(group, {"type": "session.frame", "version": version, "panels": panels})
 
-        await runner.start_play(self.session_id, speed, publish)
+        async def on_error(error):
+            await layer.group_send(group, {"type": "session.status", "kind": "error", "title": error.title,
+                                           "problems": error.problems[:20]})
+
+        await runner.start_play(self.session_id, speed, publish, on_error)
         await self.send_status("info", "", [])
 
     async def pause(self):
@@ -126,7 +239,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
         await self.publish_now()
 
     async def set_filter(self, msg):
-        self.log_filter = {k: str(msg.get(k) or "") for k in ("pod", "node", "type")}
+        self.log_filter = {k: str(msg.get(k) or "")[:200] for k in ("pod", "node", "type")}
         if not any(self.log_filter.values()):
             self.log_filter = None
         version, panels = await _sync(runner.render_log)(self.session_id, self.log_filter)
@@ -172,6 +285,11 @@ class SessionConsumer(AsyncWebsocketConsumer):
             own = dict(own)
             panels = [(pid, own.get(pid, html)) for pid, html in panels]
         await self.send_panels(panels, only_changed=True)
+
+    async def session_status(self, event):
+        """A status for every page of the session (e.g. playing stopped at the memory budget)."""
+        await self.send_status(event["kind"], event["title"], event["problems"])
+        await self.publish_now()
 
     async def session_stop_play(self, event):
         if runner.stop_play(self.session_id):   # this process was playing it: show it paused

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import copy
 
-import yaml
-
+from engine import yamlload
 from visualizer.runner import ControlError
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -28,6 +27,8 @@ def _field(msg, name) -> str:
     value = msg.get(name, "")
     if isinstance(value, list):
         value = value[0] if value else ""
+    if isinstance(value, (dict, list)):
+        raise ControlError([f"{name}: expected text, got a {type(value).__name__}"], title="The form is not valid")
     return str(value if value is not None else "").strip()
 
 
@@ -61,14 +62,15 @@ def parse_taints(text: str, place: str, problems: list) -> list:
     return taints
 
 
+MAX_MANIFEST_NODES = 20_000   # values in one injected manifest, aliases expanded
+
+
 def _yaml(text: str, place: str):
+    """A manifest typed on the page, loaded as scenarios are (bounded: engine.yamlload)."""
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "YAML"
-        raise ControlError([f"{place}: {where}: not valid YAML ({getattr(e, 'problem', None) or e})"],
-                           title="The cluster event is not valid") from None
+        data, _ = yamlload.load(text, max_nodes=MAX_MANIFEST_NODES)
+    except yamlload.YAMLLoadError as e:
+        raise ControlError([f"{place}: {e.where}: {e.problem}"], title="The cluster event is not valid") from None
     if not isinstance(data, dict):
         raise ControlError([f"{place}: expected a manifest (a mapping), got {type(data).__name__}"],
                            title="The cluster event is not valid")

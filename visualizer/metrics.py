@@ -12,3 +12,7 @@ CONTROLS_REFUSED = Counter("visualizer_controls_refused_total",
 REBUILDS = Counter("visualizer_engine_rebuilds_total",
                    "engines rebuilt from the database by replay (restart, another process's change)")
 PLAY_STEPS = Counter("visualizer_play_steps_total", "steps taken while playing")
+EVICTIONS = Counter("visualizer_live_sessions_evicted_total",
+                    "Live sessions evicted from this process's memory (idle, or beyond LIVE_SESSIONS_MAX)")
+INPUT_REFUSED = Counter("visualizer_input_refused_total",
+                        "WebSocket messages refused before any work (too large, not JSON, too deep, too many pending)")

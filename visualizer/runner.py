@@ -20,24 +20,44 @@ head's clock is restored, so the rebuilt engine is the live one, clock included.
 
 Play runs server-side as an asyncio task per session (``start_play``); each tick does the
 steps that are due at the chosen speed and publishes one frame, so updates are coalesced.
+
+Bounds, so that one presenter cannot starve the other sessions of the process:
+
+- a control is validated (and an injection serialized) before it changes anything, and a
+  control that fails after it changed the live session makes this process forget that copy
+  (the next access rebuilds it from the database): a control happens in memory and in the
+  database, or in neither;
+- ``run-until`` works in slices of at most ``RUN_SLICE_SECONDS`` of engine work (``control``
+  returns ``more``; the consumer publishes a frame, yields to the event loop and continues),
+  at most ``MAX_SLICES_PER_CONTROL`` slices per control;
+- a session's size is estimated as the trace events it keeps times ``EVENT_BYTES``; past
+  ``settings.SESSION_MEMORY_BUDGET_MB`` it does not go further forward (``OverBudget``);
+- idle live sessions are evicted from this process's memory (``evict_idle``), after
+  ``settings.LIVE_SESSION_IDLE_SECONDS`` or beyond ``settings.LIVE_SESSIONS_MAX``.
 """
 from __future__ import annotations
 
 import asyncio
 import datetime
 import json
+import logging
 import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import math
+
 from engine import US, Scenario, ScenarioError
 from engine.errors import EngineError
 from engine.objects import Problems
+from engine.quantity import MAX_DURATION_SECONDS
 from engine.scenario import parse_action
 from engine.stepper import GROUPED_POINTS, Stepper
 from visualizer import metrics
 from visualizer.models import Session
+
+log = logging.getLogger(__name__)
 
 STEP_KINDS = ("event", "point", "cycle")
 SPEEDS = (0.5, 1, 2, 5, 10, 25, 100)   # steps per second; 0 means as fast as possible
@@ -45,6 +65,14 @@ PUSH_INTERVAL = 0.1                     # seconds between frames while playing (
 TICK_BUDGET = 0.1                       # seconds of engine work per tick at full speed
 MAX_RUN_AHEAD = 24 * 3600               # virtual seconds one run-until may cover (periodic
                                         # flushes make every virtual second cost some work)
+RUN_SLICE_SECONDS = 0.2                 # engine work per slice of a run-until (wall time)
+RUN_SLICE_UNITS = 50                    # engine units between two looks at the wall clock
+MAX_SLICES_PER_CONTROL = 150            # slices one run-until may take (then it stops, saying so)
+MAX_INJECTIONS = 1000                   # cluster events injected into one session
+MAX_INJECTION_BYTES = 256 * 1024        # one injected manifest, as stored (JSON)
+# Estimated memory of one kept trace event (the event dict, its strings and the list slot),
+# measured with tracemalloc on the lessons: see tests/visualizer/test_limits.py.
+EVENT_BYTES = 1000
 
 
 class ControlError(ValueError):
@@ -58,6 +86,10 @@ class ControlError(ValueError):
 
 class Conflict(ControlError):
     """The session was changed by another process since this one last read it."""
+
+
+class OverBudget(ControlError):
+    """The session would pass its memory budget (``settings.SESSION_MEMORY_BUDGET_MB``)."""
 
 
 @dataclass
@@ -78,13 +110,24 @@ class Injection:
 
 
 def _plain(value):
-    """A YAML-parsed body as plain JSON values (dates become RFC 3339 strings)."""
+    """A YAML-parsed body as plain JSON values (dates become RFC 3339 strings); ControlError
+    if it cannot be stored as JSON (NaN, infinity) or is too large to store."""
     def default(o):
         if isinstance(o, (datetime.datetime, datetime.date)):
             text = o.isoformat()
             return text.replace("+00:00", "Z")
         raise TypeError(f"{type(o).__name__} is not a JSON value")
-    return json.loads(json.dumps(value, default=default))
+    try:
+        text = json.dumps(value, default=default, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as e:
+        reason = ("NaN and infinity (.nan, .inf) are not values a cluster object can hold"
+                  if "Out of range float" in str(e) else str(e)[:200])
+        raise ControlError([f"the manifest cannot be stored: {reason}"],
+                           title="The cluster event is not valid") from None
+    if len(text) > MAX_INJECTION_BYTES:
+        raise ControlError([f"the manifest is {len(text):,} bytes as JSON; at most {MAX_INJECTION_BYTES:,}"],
+                           title="The cluster event is not valid")
+    return json.loads(text)
 
 
 def parse_injection(scenario, verb, body, index):
@@ -183,6 +226,27 @@ class LiveSession:
     def revealed(self) -> list:
         return self.stepper.events[:self.stepper.position]
 
+    def estimated_bytes(self) -> int:
+        """The session's memory, estimated cheaply and deterministically: the trace events it
+        keeps (the head's, and the shown engine's when that is another) times EVENT_BYTES."""
+        kept = len(self.timeline)
+        if self.stepper.events is not self.timeline:
+            kept += len(self.stepper.events)
+        return kept * EVENT_BYTES
+
+    def check_budget(self) -> None:
+        """OverBudget if the session already uses its memory budget (then it goes no further
+        forward; travelling back still works)."""
+        from django.conf import settings
+        budget = int(settings.SESSION_MEMORY_BUDGET_MB * 1024 * 1024)
+        if self.estimated_bytes() >= budget:
+            raise OverBudget(
+                [f"this session keeps {len(self.timeline):,} trace events (about "
+                 f"{self.estimated_bytes() / 1048576:.0f} MB), its memory budget is "
+                 f"{settings.SESSION_MEMORY_BUDGET_MB:g} MB (SESSION_MEMORY_BUDGET_MB); travel back to "
+                 "look at what happened, or start a smaller scenario"],
+                title="Stopped: this session reached its memory budget")
+
     # ------------------------------------------------------------------ moving
 
     def _head_moved(self) -> None:
@@ -239,27 +303,43 @@ class LiveSession:
         if not self.at_head:
             self.move_to(self._target(kind))
             return True
+        if self.stepper.position >= len(self.stepper.events):   # new engine work: within budget?
+            self.check_budget()
         got = getattr(self.stepper, f"step_{kind}")()
         if not got:
             return False
         self._head_moved()
         return True
 
-    def run_until(self, seconds: float) -> None:
+    def run_until(self, seconds: float, slice_seconds: float | None = None) -> bool:
         """Everything due at virtual times <= ``seconds`` happens; an earlier time than the
-        one shown travels back to it on the recorded timeline."""
+        one shown travels back to it on the recorded timeline. With ``slice_seconds``, stop
+        after about that much engine work (wall time); returns whether ``seconds`` was reached
+        (False: call again to continue)."""
+        if not math.isfinite(seconds) or seconds < 0 or seconds > MAX_DURATION_SECONDS:
+            raise ControlError(f"{seconds:g}s is not a time the engine can run to (0 to {MAX_DURATION_SECONDS}s)")
         until_us = int(round(seconds * US))
         if until_us < self.stepper.engine.now or (not self.at_head and until_us < self.head_clock_us):
             known = sum(1 for e in self.timeline[:self.high_water] if int(round(e["time"] * US)) <= until_us)
             self.move_to(known)
-            return
+            return True
+        head_now = max(self.head_clock_us, self.stepper.engine.now)
+        if until_us - head_now > MAX_RUN_AHEAD * US:
+            raise ControlError(f"{seconds:g}s is more than {MAX_RUN_AHEAD // 3600} hours of virtual time ahead "
+                               f"of the clock ({head_now / US:g}s); run in shorter spans")
+        self.check_budget()
         if not self.at_head:
             self.move_to(self.high_water)
-        if until_us - self.stepper.engine.now > MAX_RUN_AHEAD * US:
-            raise ControlError(f"{seconds:g}s is more than {MAX_RUN_AHEAD // 3600} hours of virtual time ahead "
-                               f"of the clock ({self.stepper.engine.now / US:g}s); run in shorter spans")
-        self.stepper.run_until(seconds)
+        if slice_seconds is None:
+            self.stepper.run_until(seconds)
+        else:
+            started = time.perf_counter()
+            while True:
+                self.stepper.run_until(seconds, max_units=RUN_SLICE_UNITS)
+                if self.stepper.run_complete or time.perf_counter() - started >= slice_seconds:
+                    break
         self._head_moved()
+        return self.stepper.run_complete
 
     def back(self) -> bool:
         if self.position == 0:
@@ -267,14 +347,23 @@ class LiveSession:
         self.move_to(self.position - 1)
         return True
 
-    def inject(self, verb: str, body) -> None:
-        """Apply a cluster event now; behind the head, the recorded future is dropped."""
+    def prepare_injection(self, verb: str, body):
+        """Validate an injection without applying it: (stored body, action, injections kept)."""
         body = _plain(body)
         if not self.at_head:
             kept = [i for i in self.injections if i.position < self.position]
         else:
             kept = self.injections
+        if len(kept) >= MAX_INJECTIONS:
+            raise ControlError([f"this session already has {len(kept)} injected cluster events, the most one "
+                                "session keeps; start a new session"], title="Too many cluster events")
         action = parse_injection(self.scenario, verb, body, len(kept))
+        self.check_budget()
+        return body, action, kept
+
+    def inject(self, verb: str, body, prepared=None) -> None:
+        """Apply a cluster event now; behind the head, the recorded future is dropped."""
+        body, action, kept = prepared or self.prepare_injection(verb, body)
         self.injections = kept
         self.stepper.inject(action)
         pos, at, _ = self.stepper.injections[-1]
@@ -301,6 +390,7 @@ class LiveSession:
 
 _live: dict = {}
 _locks: dict = {}
+_last_used: dict = {}     # session id -> time.monotonic() of its last use in this process
 _registry_lock = threading.Lock()
 
 
@@ -315,12 +405,37 @@ def _lock_for(session_id) -> threading.RLock:
 def _forget(session_id) -> None:
     with _registry_lock:
         _live.pop(session_id, None)
+        _last_used.pop(session_id, None)
+
+
+def evict_idle(now: float | None = None, keep=None) -> list:
+    """Forget the live sessions unused for LIVE_SESSION_IDLE_SECONDS, and the least recently
+    used beyond LIVE_SESSIONS_MAX (never one playing in this process, nor ``keep``); they are
+    rebuilt from the database on their next visit. Returns the ids evicted."""
+    from django.conf import settings
+    now = time.monotonic() if now is None else now
+    idle = settings.LIVE_SESSION_IDLE_SECONDS
+    evicted = []
+    with _registry_lock:
+        candidates = sorted((_last_used.get(sid, 0.0), sid) for sid in _live
+                            if sid != keep and not is_playing(sid))
+        over = max(0, len(_live) - settings.LIVE_SESSIONS_MAX)
+        for used, sid in candidates:
+            if over > 0 or now - used > idle:
+                _live.pop(sid, None)
+                _last_used.pop(sid, None)
+                evicted.append(sid)
+                over -= 1
+    if evicted:
+        metrics.EVICTIONS.inc(len(evicted))
+    return evicted
 
 
 def reset() -> None:
     """Forget every live session of this process (tests; a process restart does the same)."""
     with _registry_lock:
         _live.clear()
+        _last_used.clear()
         for task in list(_players.values()):
             task.cancel()
         _players.clear()
@@ -339,6 +454,9 @@ def open_live(session_id):
             with _registry_lock:
                 _live[session_id] = live
             metrics.REBUILDS.inc()
+        with _registry_lock:
+            _last_used[session_id] = time.monotonic()
+        evict_idle(keep=session_id)
         yield live
 
 
@@ -351,53 +469,81 @@ def session_for_token(token: str, role: str):
 
 # ---------------------------------------------------------------------- controls
 
-def _number(msg, key, what):
+def _number(msg, key, what, maximum=None):
     raw = msg.get(key)
     if isinstance(raw, list):
         raw = raw[0] if raw else None
     try:
+        if isinstance(raw, (bool, dict, list)) or raw is None:
+            raise TypeError
+        if isinstance(raw, str) and len(raw) > 40:
+            raise ValueError
         value = float(raw)
-    except (TypeError, ValueError):
-        raise ControlError(f"{what}: {raw!r} is not a number") from None
-    if value != value or value < 0:
-        raise ControlError(f"{what}: {raw!r} must be zero or more")
+    except (TypeError, ValueError, OverflowError):
+        raise ControlError(f"{what}: {_short(raw)} is not a number") from None
+    if value != value or value < 0 or not math.isfinite(value):
+        raise ControlError(f"{what}: {_short(raw)} must be a finite number, zero or more")
+    if maximum is not None and value > maximum:
+        raise ControlError(f"{what}: {_short(raw)} is more than {maximum:g}")
     return value
 
 
+def _short(raw) -> str:
+    from engine.quantity import _q
+    return _q(raw)
+
+
 def control(session_id, msg: dict) -> dict:
-    """Carry out one control message from the presenter; returns the new frame context info.
+    """Carry out one control message from the presenter; returns ``{"note": str, "more": bool}``.
 
     ``msg["action"]`` is one of step-event, step-point, step-cycle, back, jump, run-until,
     inject (plus ``form`` and its fields). Play and pause are handled by ``start_play`` and
     ``stop_play`` (they need the event loop). Raises ControlError for a bad message.
+
+    Everything is validated first; if anything fails after the live session changed, this
+    process forgets it, so memory never shows what the database does not have. ``more``
+    (run-until only): the time is not reached yet, send the same message again to continue.
     """
     from visualizer import injections as inject_forms  # the page's forms → manifests
 
     action = msg.get("action")
+    if not isinstance(action, str) or action not in ("step-event", "step-point", "step-cycle", "back", "jump",
+                                                     "run-until", "inject"):
+        raise ControlError(f"unknown control {_short(action)}")
     with open_live(session_id) as live:
         before = live.position
         changed_injections = False
         note = ""
-        if action in ("step-event", "step-point", "step-cycle"):
-            if not live.step(action.split("-", 1)[1]):
-                note = ("Nothing more happens on its own: the queues wait for a cluster event. Inject one, "
-                        "or run to a later time for the periodic flushes.")
-        elif action == "back":
-            if not live.back():
-                note = "This is the start of the run."
-        elif action == "jump":
-            live.move_to(int(_number(msg, "position", "position")))
+        more = False
+        # validate first: nothing below this block may fail for a bad message
+        if action == "jump":
+            target = int(_number(msg, "position", "position", maximum=2**53))
         elif action == "run-until":
-            live.run_until(_number(msg, "until", "run until (seconds)"))
+            until = _number(msg, "until", "run until (seconds)", maximum=MAX_DURATION_SECONDS)
         elif action == "inject":
             verb, body = inject_forms.build(msg, live)
-            live.inject(verb, body)
-            changed_injections = True
-        else:
-            raise ControlError(f"unknown control {action!r}")
-        live.last_change = (before, live.position)
-        live.persist(injections=changed_injections)
-        return {"note": note}
+            prepared = live.prepare_injection(verb, body)
+        try:
+            if action in ("step-event", "step-point", "step-cycle"):
+                if not live.step(action.split("-", 1)[1]):
+                    note = ("Nothing more happens on its own: the queues wait for a cluster event. Inject one, "
+                            "or run to a later time for the periodic flushes.")
+            elif action == "back":
+                if not live.back():
+                    note = "This is the start of the run."
+            elif action == "jump":
+                live.move_to(target)
+            elif action == "run-until":
+                more = not live.run_until(until, slice_seconds=RUN_SLICE_SECONDS)
+            elif action == "inject":
+                live.inject(verb, body, prepared)
+                changed_injections = True
+            live.last_change = (before, live.position)
+            live.persist(injections=changed_injections)
+        except BaseException:
+            _forget(session_id)   # the database has the session as it was: rebuild from there
+            raise
+        return {"note": note, "more": more}
 
 
 def render_frame(session_id, log_filter=None):
@@ -437,29 +583,48 @@ def _play_tick(session_id, token, steps, budget):
     None), unless this play was stopped meanwhile; persist; return (finished, version, panels)."""
     from visualizer import presenters
     with open_live(session_id) as live:
-        before = live.position
-        started = time.perf_counter()
-        done = 0
-        finished = False
-        while (steps is None or done < steps) and _play_tokens.get(session_id) is token:
-            if not live.step("point"):
-                finished = True
-                break
-            done += 1
-            if time.perf_counter() - started >= budget:
-                break
-        metrics.PLAY_STEPS.inc(done)
-        if done:
-            live.last_change = (before, live.position)
-            live.persist()
-        if finished and _play_tokens.get(session_id) is token:
-            _set_playing(session_id, None)
-        return finished, live.version, presenters.render_panels(live)
+        try:
+            return _play_steps(live, session_id, token, steps, budget, presenters)
+        except OverBudget:
+            raise            # what was done is persisted (see _play_steps)
+        except BaseException:
+            _forget(session_id)
+            raise
 
 
-async def start_play(session_id, speed, publish) -> None:
+def _play_steps(live, session_id, token, steps, budget, presenters):
+    """The steps of one play tick on a locked live session (see _play_tick)."""
+    before = live.position
+    started = time.perf_counter()
+    done = 0
+    finished = False
+    while (steps is None or done < steps) and _play_tokens.get(session_id) is token:
+        try:
+            stepped = live.step("point")
+        except OverBudget:
+            if done:
+                live.last_change = (before, live.position)
+                live.persist()
+            raise
+        if not stepped:
+            finished = True
+            break
+        done += 1
+        if time.perf_counter() - started >= budget:
+            break
+    metrics.PLAY_STEPS.inc(done)
+    if done:
+        live.last_change = (before, live.position)
+        live.persist()
+    if finished and _play_tokens.get(session_id) is token:
+        _set_playing(session_id, None)
+    return finished, live.version, presenters.render_panels(live)
+
+
+async def start_play(session_id, speed, publish, on_error=None) -> None:
     """Play the session at ``speed`` point-steps per second (0: as fast as possible), calling
-    ``await publish(version, panels)`` at most every PUSH_INTERVAL."""
+    ``await publish(version, panels)`` at most every PUSH_INTERVAL; a ControlError (e.g. the
+    memory budget) stops it and is passed to ``await on_error(error)``."""
     from asgiref.sync import sync_to_async
     stop_play(session_id)
     token = _play_tokens[session_id] = object()
@@ -474,7 +639,15 @@ async def start_play(session_id, speed, publish) -> None:
                 started = asyncio.get_running_loop().time()
                 try:
                     finished, version, panels = await tick_fn(session_id, token, steps, TICK_BUDGET)
-                except ControlError:
+                except ControlError as e:
+                    if on_error is not None:
+                        await on_error(e)
+                    break
+                except Exception as e:   # a bug: say so on the page rather than stop silently
+                    log.exception("play of session %s failed", session_id)
+                    if on_error is not None:
+                        await on_error(ControlError([f"{type(e).__name__}: {str(e)[:300]}"],
+                                                    title="Playing stopped: internal error"))
                     break
                 await publish(version, panels)
                 if finished:

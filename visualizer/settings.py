@@ -8,18 +8,46 @@ Everything a deployment changes comes from the environment:
     DATABASE_PATH         SQLite file (default: BASE_DIR/db.sqlite3)
     REDIS_URL             if set, Channels uses Redis; otherwise an in-process layer
     SCENARIO_FIXTURES_DIR directory of scenario files for the library (default: BASE_DIR/fixtures)
+    DJANGO_HTTPS          "1" behind HTTPS: redirect to it, HSTS, secure cookies (default "0")
+    DJANGO_HSTS_SECONDS   Strict-Transport-Security max-age with DJANGO_HTTPS=1 (default 31536000)
+    LIVE_SESSION_IDLE_SECONDS  evict a live session unused this long from memory (default 900)
+    LIVE_SESSIONS_MAX     live sessions kept in memory at most (default 50)
+    SESSION_MEMORY_BUDGET_MB   a session's estimated memory beyond which it stops (default 1024)
+
+With DJANGO_DEBUG=0 the server refuses to start without DJANGO_SECRET_KEY. Production settings
+(``manage.py check --deploy`` is clean with them): DJANGO_DEBUG=0, DJANGO_SECRET_KEY=<50+
+random characters>, DJANGO_ALLOWED_HOSTS=<your host>, DJANGO_HTTPS=1 (see README.md).
 """
 import os
 from pathlib import Path
 
+from django.core.exceptions import ImproperlyConfigured
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-SECRET_KEY = os.environ.get(
-    "DJANGO_SECRET_KEY",
-    "django-insecure-dev-only-key-do-not-use-in-production",
-)
-
 DEBUG = os.environ.get("DJANGO_DEBUG", "1") == "1"
+
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "DJANGO_DEBUG=0 (production) needs DJANGO_SECRET_KEY: set it to a long random string, e.g. "
+            "the output of: python -c \"import secrets; print(secrets.token_urlsafe(50))\"")
+    SECRET_KEY = "django-insecure-dev-only-key-do-not-use-in-production"
+
+# Behind HTTPS (DJANGO_HTTPS=1): everything `manage.py check --deploy` asks for.
+HTTPS = os.environ.get("DJANGO_HTTPS", "0") == "1"
+if HTTPS:
+    SECURE_SSL_REDIRECT = True
+    SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS", str(365 * 24 * 3600)))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    # a TLS-terminating proxy in front says so with this header
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    # /healthz answers plain HTTP probes (load balancers, docker healthchecks)
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 
 ALLOWED_HOSTS = [
     host.strip()
@@ -47,10 +75,13 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "visualizer.middleware.TooLargeRequestAsFormError",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # last, so it sees the view's exceptions first: no debug page for a remote client
+    "visualizer.middleware.DebugPagesOnlyForLocalClients",
 ]
 
 ROOT_URLCONF = "visualizer.urls"
@@ -119,3 +150,18 @@ STATIC_ROOT = BASE_DIR / "staticfiles"  # filled by `manage.py collectstatic` (t
 WHITENOISE_USE_FINDERS = True
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+X_FRAME_OPTIONS = "DENY"
+DEFAULT_EXCEPTION_REPORTER = "visualizer.middleware.LocalOnlyExceptionReporter"
+
+# Request sizes: a pasted scenario may be as large as an uploaded file (visualizer.views
+# MAX_UPLOAD_BYTES, 5 MiB); a larger request gets the upload form's error list, not Django's
+# RequestDataTooBig page (visualizer.views.start_session).
+DATA_UPLOAD_MAX_MEMORY_SIZE = 6 * 1024 * 1024
+
+# Live sessions in this process (visualizer.runner): idle ones are evicted from memory and
+# rebuilt from the database on the next visit; a session whose estimated size would pass the
+# budget stops with a message on its page.
+LIVE_SESSION_IDLE_SECONDS = float(os.environ.get("LIVE_SESSION_IDLE_SECONDS", "900"))
+LIVE_SESSIONS_MAX = int(os.environ.get("LIVE_SESSIONS_MAX", "50"))
+SESSION_MEMORY_BUDGET_MB = float(os.environ.get("SESSION_MEMORY_BUDGET_MB", "1024"))

@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import path, re_path
 
 from visualizer import views
 
@@ -10,3 +10,7 @@ urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("metrics", views.prometheus_metrics, name="metrics"),
 ]
+
+# Last: any other URL is a 404 raised by a view, so that a remote client never gets Django's
+# debug 404 page (visualizer.middleware).
+urlpatterns.append(re_path(r"", views.not_found))

@@ -4,7 +4,7 @@ Thin on purpose: sessions are created and read through ``visualizer.runner``, an
 panels come from ``visualizer.presenters`` (the same partials the WebSocket pushes).
 """
 from django.conf import settings
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -62,6 +62,13 @@ def start_session(request):
     return redirect("session-presenter", token=session.presenter_token)
 
 
+def request_too_large(request, length):
+    """The upload form with an error for a request over DATA_UPLOAD_MAX_MEMORY_SIZE (HTTP 413)."""
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return library(request, [f"the scenario is too large: {length:,} bytes were sent, the limit is "
+                             f"{limit:,} bytes ({limit / 1048576:g} MiB)"], status=413)
+
+
 def _session_page(request, session, role):
     with runner.open_live(session.pk) as live:
         ctx = presenters.context(live)
@@ -94,3 +101,8 @@ def prometheus_metrics(request):
     metrics.SESSIONS.set(Session.objects.count())
     metrics.LIVE_SESSIONS.set(runner.live_count())
     return HttpResponse(generate_latest(), content_type=CONTENT_TYPE_LATEST)
+
+
+def not_found(request):
+    """Any URL no other route matches (the last route): a 404 (see visualizer.middleware)."""
+    raise Http404(request.path)

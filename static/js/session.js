@@ -60,8 +60,43 @@
     indicator.textContent = text;
   }
 
+  // What the server would refuse (visualizer.consumers.MAX_MESSAGE_BYTES; Daphne drops frames
+  // over 1 MiB without a word) is not sent: the status panel says why.
+  var MAX_MESSAGE_BYTES = 512 * 1024;
+  function showStatus(title, problem) {
+    var panel = document.getElementById("panel-status");
+    if (!panel) { return; }
+    panel.className = "panel-status panel-status--invalid";
+    panel.setAttribute("data-status-kind", "invalid");
+    panel.textContent = "";
+    var p = document.createElement("p");
+    p.className = "status-title";
+    p.textContent = "✗ " + title;
+    panel.appendChild(p);
+    if (problem) {
+      var ul = document.createElement("ul"), li = document.createElement("li");
+      ul.className = "problems";
+      li.setAttribute("data-problem", "");
+      li.textContent = problem;
+      ul.appendChild(li);
+      panel.appendChild(ul);
+    }
+  }
+  session.addEventListener("htmx:wsBeforeSend", function (ev) {
+    var size = new Blob([ev.detail.message || ""]).size;
+    if (size > MAX_MESSAGE_BYTES) {
+      ev.preventDefault();
+      showStatus("Not sent: the message is too large",
+                 "it is " + size + " bytes; at most " + MAX_MESSAGE_BYTES + " (paste a smaller manifest)");
+    }
+  });
+
   session.addEventListener("htmx:wsOpen", function () { connection("open", "● live"); });
-  session.addEventListener("htmx:wsClose", function () { connection("closed", "○ reconnecting…"); });
+  session.addEventListener("htmx:wsClose", function (ev) {
+    connection("closed", "○ reconnecting…");
+    var code = ev.detail && ev.detail.event && ev.detail.event.code;
+    if (code === 1009) { showStatus("The server refused a message that was too large", ""); }
+  });
   session.addEventListener("htmx:wsAfterMessage", function () { readOnly(); scrollLog(); });
   readOnly();
   scrollLog();

@@ -1,0 +1,209 @@
+"""Loading YAML (and JSON, which is YAML) from untrusted hands, in bounded time and memory.
+
+``yaml.safe_load`` builds only plain values, but it does not bound the *size* of what it
+builds: aliases share one node, so a few hundred bytes (``a: &a [x, x, ...]``,
+``b: &b [*a, *a, ...]``, ...) describe a document of billions of nodes that every later walk
+over it (validation, ``json.dumps``, an error message quoting it) expands; an alias may also
+point into its own unfinished anchor and make a recursive value; and nesting is limited only by
+Python's recursion limit (``RecursionError`` deep inside PyYAML). ``load`` refuses all three
+while composing, before anything is constructed:
+
+- ``MAX_NODES``: the document's node count *with every alias expanded* (an alias counts as the
+  whole subtree it names), so anything built from the result is bounded too;
+- ``MAX_DEPTH``: how deep collections nest;
+- an alias to an anchor that is not finished yet (a recursive structure).
+
+It also turns the constructors' own failures (a 5,000-digit integer, a timestamp out of range)
+into ``YAMLLoadError`` with the place of the node, and keeps the composed node tree so that a
+schema error can name the line and column of the node it is about (``mark_for``).
+"""
+from __future__ import annotations
+
+import re
+
+import yaml
+from yaml.events import AliasEvent, MappingEndEvent, SequenceEndEvent
+
+MAX_NODES = 2_000_000       # nodes of the document with aliases expanded
+MAX_DEPTH = 100             # nesting of sequences and mappings
+MAX_BYTES = 32 * 1024 * 1024   # size of a scenario's text
+
+
+class YAMLLoadError(ValueError):
+    """The text is not YAML the engine accepts; ``where`` is "line L, column C" (or "YAML")."""
+
+    def __init__(self, where: str, problem: str):
+        self.where = where
+        self.problem = problem
+        super().__init__(f"{where}: {problem}")
+
+
+def where(mark) -> str:
+    return f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "YAML"
+
+
+class BoundedSafeLoader(yaml.SafeLoader):
+    """PyYAML's SafeLoader, counting expanded nodes and depth while composing."""
+
+    def __init__(self, stream, max_nodes=MAX_NODES, max_depth=MAX_DEPTH):
+        super().__init__(stream)
+        self._max_nodes = max_nodes
+        self._max_depth = max_depth
+        self._depth = 0
+        self._total = 0            # expanded nodes composed so far
+        self._sizes = {}           # id(node) -> expanded size of the finished node
+        self._open = set()         # ids of collection nodes still being composed
+
+    def _count(self, n, mark):
+        self._total += n
+        if self._total > self._max_nodes:
+            raise YAMLLoadError(where(mark), f"the document is too large: more than {self._max_nodes:,} "
+                                "values once its aliases (*name) are expanded")
+
+    def compose_node(self, parent, index):
+        if self.check_event(AliasEvent):
+            event = self.peek_event()
+            node = self.anchors.get(event.anchor)
+            if node is not None and id(node) in self._open:
+                raise YAMLLoadError(where(event.start_mark),
+                                    f"the alias *{event.anchor} refers to a value that contains it "
+                                    "(a recursive structure)")
+            node = super().compose_node(parent, index)
+            self._count(self._sizes.get(id(node), 1), event.start_mark)
+            return node
+        event = self.peek_event()
+        self._depth += 1
+        if self._depth > self._max_depth:
+            raise YAMLLoadError(where(event.start_mark),
+                                f"values are nested more than {self._max_depth} levels deep")
+        before = self._total
+        try:
+            node = super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+        self._count(1, event.start_mark)
+        self._sizes[id(node)] = self._total - before
+        return node
+
+    # PyYAML's compose_sequence_node / compose_mapping_node, marking the node unfinished
+    # while its children are composed (an alias to it from inside is then refused).
+    def compose_sequence_node(self, anchor):
+        start_event = self.get_event()
+        tag = start_event.tag
+        if tag is None or tag == "!":
+            tag = self.resolve(yaml.SequenceNode, None, start_event.implicit)
+        node = yaml.SequenceNode(tag, [], start_event.start_mark, None, flow_style=start_event.flow_style)
+        if anchor is not None:
+            self.anchors[anchor] = node
+        self._open.add(id(node))
+        index = 0
+        while not self.check_event(SequenceEndEvent):
+            node.value.append(self.compose_node(node, index))
+            index += 1
+        node.end_mark = self.get_event().end_mark
+        self._open.discard(id(node))
+        return node
+
+    def compose_mapping_node(self, anchor):
+        start_event = self.get_event()
+        tag = start_event.tag
+        if tag is None or tag == "!":
+            tag = self.resolve(yaml.MappingNode, None, start_event.implicit)
+        node = yaml.MappingNode(tag, [], start_event.start_mark, None, flow_style=start_event.flow_style)
+        if anchor is not None:
+            self.anchors[anchor] = node
+        self._open.add(id(node))
+        while not self.check_event(MappingEndEvent):
+            item_key = self.compose_node(node, None)
+            item_value = self.compose_node(node, item_key)
+            node.value.append((item_key, item_value))
+        node.end_mark = self.get_event().end_mark
+        self._open.discard(id(node))
+        return node
+
+    def construct_object(self, node, deep=False):
+        try:
+            return super().construct_object(node, deep)
+        except YAMLLoadError:
+            raise
+        except yaml.YAMLError:
+            raise
+        except (ValueError, OverflowError, TypeError) as e:
+            text = str(e)
+            if "int_max_str_digits" in text or "digits" in text and "integer" in text:
+                text = "the number has too many digits"
+            raise YAMLLoadError(where(node.start_mark), f"cannot read this value ({text[:200]})") from None
+
+
+def load(text: str, max_nodes=MAX_NODES, max_depth=MAX_DEPTH):
+    """(data, root node) of one YAML document; YAMLLoadError says what is wrong and where."""
+    if len(text) > MAX_BYTES:
+        raise YAMLLoadError("YAML", f"the text is larger than {MAX_BYTES // (1024 * 1024)} MiB")
+    loader = BoundedSafeLoader(text, max_nodes=max_nodes, max_depth=max_depth)
+    try:
+        try:
+            root = loader.get_single_node()
+        except RecursionError:   # pragma: no cover - MAX_DEPTH stops nesting long before
+            raise YAMLLoadError("YAML", "values are nested too deeply") from None
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            problem = getattr(e, "problem", None) or str(e)
+            raise YAMLLoadError(where(mark), f"not valid YAML ({problem})") from None
+        if root is None:
+            return None, None
+        try:
+            data = loader.construct_document(root)
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            problem = getattr(e, "problem", None) or str(e)
+            raise YAMLLoadError(where(mark), f"not valid YAML ({problem})") from None
+        return data, root
+    finally:
+        loader.dispose()
+
+
+# ---------------------------------------------------------------------- places → marks
+
+_TOKEN = re.compile(r"\[([^\]]*)\]|\.?([^.\[]+)")
+
+
+def mark_for(root, place: str, key: bool = False):
+    """The start mark of the deepest node of ``root`` that ``place`` names
+    (``objects[3].spec.containers[0].resources.requests.cpu``), or None if it names none below
+    the root. Mapping keys may contain dots (``kubernetes.io/hostname``): the longest key that
+    matches the rest of the place wins. With ``key``, a place ending at a mapping key gives
+    the key's mark (for "is not a field" problems) rather than its value's."""
+    node, rest, found = root, place, None
+    while rest and node is not None:
+        if isinstance(node, yaml.SequenceNode):
+            m = re.match(r"\[(\d+)\]", rest)
+            if not m:
+                break
+            i = int(m.group(1))
+            if i >= len(node.value):
+                break
+            node, rest = node.value[i], rest[m.end():]
+        elif isinstance(node, yaml.MappingNode):
+            body = rest[1:] if rest.startswith(".") else rest
+            if rest.startswith("["):   # pluginConfig[Name]: the item whose name is Name
+                break
+            best = None
+            for key_node, value in node.value:
+                k = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+                if not isinstance(k, str) or not k:
+                    continue
+                if body == k or body.startswith(k + ".") or body.startswith(k + "["):
+                    if best is None or len(k) > len(best[0]):
+                        best = (k, key_node, value)
+            if best is None:
+                break
+            k, key_node, value = best
+            rest = body[len(k):]
+            node = value
+            # a problem about the key itself (e.g. an unknown field) points at the key
+            if not rest:
+                return (key_node if key else value).start_mark
+        else:
+            break
+        found = node
+    return found.start_mark if found is not None else None
