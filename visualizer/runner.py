@@ -36,7 +36,7 @@ from engine.errors import EngineError
 from engine.objects import Problems
 from engine.scenario import parse_action
 from engine.stepper import GROUPED_POINTS, Stepper
-from visualizer import metrics
+from visualizer import metrics, moment
 from visualizer.models import Session
 
 STEP_KINDS = ("event", "point", "cycle")
@@ -103,6 +103,7 @@ def rebuild(scenario, injections, position, clock_us=None) -> Stepper:
     """The engine after ``position`` events of a run with these injections (those recorded at
     positions before ``position``), and with its clock at ``clock_us`` if that is later."""
     st = Stepper(scenario)
+    moment.attach(st)   # the page shows the engine as it was at the last revealed event
     for i, inj in enumerate(injections):
         if inj.position >= position:
             break
