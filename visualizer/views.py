@@ -3,15 +3,18 @@
 Thin on purpose: sessions are created and read through ``visualizer.runner``, and the page's
 panels come from ``visualizer.presenters`` (the same partials the WebSocket pushes).
 """
+import re
+from pathlib import Path
+
 from django.conf import settings
-from django.http import HttpResponse
+from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from engine import ScenarioError
-from visualizer import metrics, presenters, runner
+from visualizer import markdown, metrics, presenters, runner
 from visualizer.models import Session
 from visualizer.scenarios import find_entry, list_scenarios
 
@@ -94,3 +97,44 @@ def prometheus_metrics(request):
     metrics.SESSIONS.set(Session.objects.count())
     metrics.LIVE_SESSIONS.set(runner.live_count())
     return HttpResponse(generate_latest(), content_type=CONTENT_TYPE_LATEST)
+
+
+# ---------------------------------------------------------------------- the documentation
+
+DOCS_DIR = Path(__file__).resolve().parent.parent / "docs"
+_DOC_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_DOC_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\.(yaml|yml|py|json|png)$")
+
+
+def docs_page(request, name="README"):
+    """A page of docs/ (Markdown rendered and sanitized like narratives), or 404."""
+    if name != "README" and not _DOC_NAME.match(name):
+        raise Http404("no such page")
+    path = DOCS_DIR / f"{name}.md"
+    if not path.is_file():
+        raise Http404("no such page")
+    html, title = markdown.render_document(path.read_text(encoding="utf-8"))
+    pages = sorted(p.stem for p in DOCS_DIR.glob("*.md") if p.stem != "README")
+    return render(request, "visualizer/docs.html", {"html": html, "title": title or name, "name": name,
+                                                     "pages": pages})
+
+
+def docs_file(request, folder, filename):
+    """A file of docs/examples (as text) or docs/images (a PNG)."""
+    if folder not in ("examples", "images"):
+        raise Http404("no such file")
+    if not filename:
+        if folder != "examples":
+            raise Http404("no such file")
+        files = sorted(p.name for p in (DOCS_DIR / "examples").iterdir() if _DOC_FILE.match(p.name))
+        return render(request, "visualizer/docs.html", {
+            "title": "docs/examples", "name": "examples", "files": files,
+            "pages": sorted(p.stem for p in DOCS_DIR.glob("*.md") if p.stem != "README")})
+    if not _DOC_FILE.match(filename):
+        raise Http404("no such file")
+    path = DOCS_DIR / folder / filename
+    if not path.is_file():
+        raise Http404("no such file")
+    if filename.endswith(".png"):
+        return FileResponse(path.open("rb"), content_type="image/png")
+    return HttpResponse(path.read_text(encoding="utf-8"), content_type="text/plain; charset=utf-8")

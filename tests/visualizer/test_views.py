@@ -319,3 +319,48 @@ def test_metrics_expose_the_servers_figures(client, session):
     assert "visualizer_sessions 1.0" in text
     assert "visualizer_open_websockets" in text
     assert "visualizer_frames_pushed_total" in text
+
+
+# ---------------------------------------------------------------------- the served docs
+
+@pytest.mark.parametrize(("url", "heading"), [
+    ("/docs/scenario-format/", "The scenario file"),
+    ("/docs/lessons/", "lesson"),
+    ("/docs/writing-plugins/", "plugin"),
+])
+def test_the_docs_are_served_as_html(client, url, heading):
+    response = client.get(url)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "<h1 id=" in html and heading.lower() in html.lower()
+    assert 'href="/docs/' in html                     # links between pages point to the app
+    assert "<script" not in html.split("<main", 1)[1]  # the sanitized page has no script
+
+
+def test_doc_links_become_app_paths_and_anchors_match_headings(client):
+    html = client.get("/docs/ui-tour/").content.decode()
+    assert 'href="/docs/scenario-format/' in html or 'href="/docs/lessons/' in html
+    assert 'src="/docs/images/' in html
+    assert client.get("/docs/images/queues.png")["Content-Type"] == "image/png"
+    for anchor in ("presenter-and-follower-links", "timeline-and-time-travel"):
+        assert f'id="{anchor}"' in html and f'href="#{anchor}"' in html
+
+
+def test_the_library_and_the_upload_form_link_the_docs(client, fixtures_dir):
+    html = client.get("/").content.decode()
+    upload = html.split('id="upload"', 1)[1].split("</aside>", 1)[0]
+    for page in ("scenario-format", "lessons", "writing-plugins"):
+        assert f'href="/docs/{page}/"' in upload
+    assert 'href="/docs/"' in html
+
+
+@pytest.mark.parametrize("url", ["/docs/nope/", "/docs/..%2Fsettings/", "/docs/examples/..%2F..%2Fmanage.py",
+                                 "/docs/images/x.svg", "/docs/engine/scheduler.py", "/docs/examples/nope.yaml"])
+def test_nothing_outside_docs_is_served(client, url):
+    assert client.get(url).status_code == 404
+
+
+def test_an_example_is_served_as_text(client):
+    response = client.get("/docs/examples/gpu.yaml")
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/plain")
+    assert "kind: Scenario" in response.content.decode()
