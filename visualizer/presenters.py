@@ -13,6 +13,7 @@ all stop at the revealed event.
 from __future__ import annotations
 
 import bisect
+import math
 
 from django.template.loader import render_to_string
 
@@ -259,6 +260,12 @@ def nodes(live, mom) -> dict:
     pods_state = mom["pods"]
     nominated = mom["nominatedPods"]
     hide, restore, phases = mom["hide_on_nodes"], mom["restore_on_nodes"], mom["phase_on_nodes"]
+    landed = {}   # pods that just arrived on (or changed on) a node: the event that did it
+    start, end = live.last_change
+    if end > start:
+        for e in live.stepper.events[start:min(end, live.position)]:
+            if e["type"] in ("CycleEnd", "Bound", "PodDeleted", "BindFailed") and e.get("pod"):
+                landed[e["pod"]] = summary(e)
     restore_by_node = {}
     for info in restore.values():
         restore_by_node.setdefault(info["node"], []).append(info)
@@ -310,7 +317,8 @@ def nodes(live, mom) -> dict:
         for key, priority, requests in shown:
             info = pods_state.get(key, {})
             phase = phases.get(key) or (restore[key]["phase"] if key in restore else info.get("phase", "Running"))
-            item = {"key": key, "priority": priority, "phase": phase, "requests": _requests(requests)}
+            item = {"key": key, "priority": priority, "phase": phase, "requests": _requests(requests),
+                    "just_moved": key in landed, "why": landed.get(key, "")}
             end = engine.terminating.get(key)
             if phase == "Terminating" and end is not None:
                 item["grace_remaining"] = seconds(max(0, end - now) / US)
@@ -618,26 +626,72 @@ def metrics(mom, position: int, index: TraceIndex) -> dict:
             "chart": _chart(series)}
 
 
-def _chart(series, width=360, height=90):
-    """Step lines of pending pods per queue over virtual time, as SVG polyline points (over
-    the queue changes themselves while every change happened at one instant)."""
+CHART_COLOURS = {"activeQ": "#326ce5", "backoffQ": "#bf8700", "unschedulablePods": "#cf222e"}
+
+
+def _nice_step(span: float, ticks: int) -> float:
+    """A round tick spacing (1, 2 or 5 times a power of ten) giving at most ``ticks`` ticks."""
+    if span <= 0:
+        return 1.0
+    raw = span / ticks
+    power = 10 ** math.floor(math.log10(raw))
+    for m in (1, 2, 5, 10):
+        if m * power >= raw:
+            return m * power
+    return 10 * power
+
+
+def _chart(series, width=480, height=190):
+    """Pending pods per queue over virtual time as an SVG line chart with axes: step lines,
+    integer y ticks, x ticks in virtual seconds (or, when every change happened at one
+    instant, numbered changes), and one hover band per change whose tooltip gives the values.
+    Everything is laid out here, so the chart is plain SVG in every frame."""
+    left, right, top, bottom = 40, 12, 10, 34
+    pw, ph = width - left - right, height - top - bottom
     by_time = series[-1][0] > 0
     x_max = series[-1][0] if by_time else max(1, len(series) - 1)
     peak = max(1, max(max(c.values()) for _, c in series))
+    y_step = max(1, int(math.ceil(_nice_step(peak, 4))))
+    y_top = y_step * math.ceil(peak / y_step)
+
+    def x_of(i, t):
+        return round(left + pw * (t if by_time else i) / x_max, 1)
+
+    def y_of(v):
+        return round(top + ph - ph * v / y_top, 1)
+
     lines = []
-    for name, label in (("activeQ", "activeQ"), ("backoffQ", "backoffQ"), ("unschedulablePods", "unschedulablePods")):
-        pts = []
-        prev_y = None
+    for name in ("activeQ", "backoffQ", "unschedulablePods"):
+        pts, prev_y = [], None
         for i, (t, c) in enumerate(series):
-            x = round(width * (t if by_time else i) / x_max, 1)
-            y = round(height - height * c[name] / peak, 1)
+            x, y = x_of(i, t), y_of(c[name])
             if prev_y is not None:
                 pts.append(f"{x},{prev_y}")
             pts.append(f"{x},{y}")
             prev_y = y
-        lines.append({"name": name, "label": label, "points": " ".join(pts), "last": series[-1][1][name]})
+        lines.append({"name": name, "label": name, "points": " ".join(pts), "last": series[-1][1][name],
+                      "colour": CHART_COLOURS[name]})
+    y_ticks = [{"y": y_of(v), "label": v} for v in range(0, y_top + 1, y_step)]
+    x_step = _nice_step(x_max, 6)
+    x_ticks, v = [], 0.0
+    while v <= x_max + 1e-9:
+        x_ticks.append({"x": round(left + pw * v / x_max, 1),
+                        "label": (seconds(v) + " s") if by_time else str(int(v))})
+        v = round(v + x_step, 9)
+    bands = []
+    for i, (t, c) in enumerate(series):
+        x0 = x_of(i, t)
+        x1 = x_of(i + 1, series[i + 1][0]) if i + 1 < len(series) else left + pw
+        if x1 - x0 < 0.5 and i + 1 < len(series):
+            continue   # a change overtaken at the same instant: the next band shows the result
+        bands.append({"x": x0, "width": round(max(2.0, x1 - x0), 1),
+                      "title": (f"t = {seconds(t)} s" if by_time else f"change {i}") + ": " +
+                      ", ".join(f"{n} {c[n]}" for n in ("activeQ", "backoffQ", "unschedulablePods"))})
     return {"width": width, "height": height, "peak": peak, "t_max": seconds(series[-1][0]), "lines": lines,
-            "by_time": by_time}
+            "by_time": by_time, "left": left, "top": top, "plot_width": pw, "plot_height": ph,
+            "bottom_y": top + ph, "right_x": left + pw, "y_ticks": y_ticks, "x_ticks": x_ticks, "bands": bands,
+            "x_label": "virtual time (s)" if by_time else f"queue changes, all at {seconds(series[-1][0])} s",
+            "label_y": height - 4, "label_x": left + pw / 2}
 
 
 # ---------------------------------------------------------------------- narrative and cues
@@ -662,7 +716,9 @@ def narrative(live, mom, events: list, position: int, index: TraceIndex) -> dict
     cues.sort(key=lambda c: (c["order"], c["index"]))
     if cues:
         cues[-1]["latest"] = True
-    return {"description": markdown.render(live.scenario.description), "cues": cues,
+    description = live.scenario.description or ""
+    return {"description": markdown.render(description) if description.strip() else "", "cues": cues,
+            "latest": cues[-1] if cues else None, "earlier": cues[:-1][::-1],
             "cue_total": len(live.scenario.cues)}
 
 

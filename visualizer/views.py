@@ -10,8 +10,10 @@ from django.conf import settings
 from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+import segno
 
 from engine import ScenarioError
 from visualizer import markdown, metrics, presenters, runner
@@ -65,16 +67,25 @@ def start_session(request):
     return redirect("session-presenter", token=session.presenter_token)
 
 
+def _qr_svg(url: str) -> str:
+    """The QR code of ``url`` as inline SVG (segno; error correction M survives a projector)."""
+    qr = segno.make(url, error="m")
+    return mark_safe(qr.svg_inline(scale=5, border=2, dark="#111", light="#fff",
+                                   title="QR code of the follower link"))
+
+
 def _session_page(request, session, role):
+    follower_url = request.build_absolute_uri(reverse("session-follower", args=[session.follower_token]))
     with runner.open_live(session.pk) as live:
         ctx = presenters.context(live)
     ctx.update({
         "role": role,
         "ws_path": f"/ws/{'s' if role == 'presenter' else 'w'}/"
                    f"{session.presenter_token if role == 'presenter' else session.follower_token}/",
-        "follower_url": request.build_absolute_uri(reverse("session-follower", args=[session.follower_token])),
-        "presenter_url": request.build_absolute_uri(reverse("session-presenter", args=[session.presenter_token]))
-        if role == "presenter" else "",
+        "follower_url": follower_url,
+        # The presenter link is never printed (a projected page would hand control to the
+        # room): a button copies it. The follower link comes with a QR code for phones.
+        "follower_qr": _qr_svg(follower_url) if role == "presenter" else "",
         "speeds": runner.SPEEDS,
         "event_types": EVENT_TYPES,
     })

@@ -73,7 +73,7 @@ def test_every_position_of_every_lesson_shows_one_moment(path):
                 len(mom["queues"]["unschedulablePods"])) == \
             (pp["active"], pp["backoff"], pp["unschedulable"] + pp["gated"]), where
         # the node cards hold the pods bound, binding or terminating on them, in their phase
-        cards = presenters.nodes(SimpleNamespace(stepper=st, position=p), mom)["cards"]
+        cards = presenters.nodes(SimpleNamespace(stepper=st, position=p, last_change=(p, p)), mom)["cards"]
         shown = {(pod["key"], card["name"], pod["phase"]) for card in cards for pod in card["pods"]}
         expected = {(k, v["nodeName"], v["phase"]) for k, v in ref["pods"].items()
                     if v["phase"] in ("Running", "Binding", "Terminating")}
@@ -85,7 +85,7 @@ def test_every_position_of_every_lesson_shows_one_moment(path):
 
 def _shown(st, index):
     mom = moment.moment(st, st.state(), index.extend())
-    cards = presenters.nodes(SimpleNamespace(stepper=st, position=st.position), mom)["cards"]
+    cards = presenters.nodes(SimpleNamespace(stepper=st, position=st.position, last_change=(st.position, st.position)), mom)["cards"]
     return (mom["queues"], mom["metrics"], mom["time"], mom["schedulingCycle"], mom["nominatedPods"],
             mom["waiting"], mom["in_flight"], [(c["name"], c["pods"], c["resources"]) for c in cards])
 

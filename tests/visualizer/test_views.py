@@ -266,9 +266,12 @@ def test_presenter_page_has_every_hook(client, session):
     for hook in ('data-queue="activeQ"', 'data-queue="backoffQ"', 'data-queue="unschedulablePods"',
                  'data-node="n1"', "data-clock", 'data-action="step-event"', 'data-action="step-point"',
                  'data-action="step-cycle"', 'data-action="play"', 'data-action="pause"', 'data-action="back"',
-                 'data-form="run-until"', 'data-panel="preemption"', "data-follower-link", "data-presenter-link"):
+                 'data-form="run-until"', 'data-panel="preemption"', "data-follower-link", "data-copy-presenter-link",
+                 "data-follower-qr"):
         assert hook in html, hook
     assert f'ws-connect="/ws/s/{session.presenter_token}/"' in html
+    # a projected page never prints the link that controls the session
+    assert html.count(session.presenter_token) == 1   # only in the WebSocket path it connects to
     assert f"/w/{session.follower_token}/" in html
     assert "A pod too big for the cluster" in html
     assert "<code>big</code> asks for 4 CPUs" in html
@@ -364,3 +367,15 @@ def test_an_example_is_served_as_text(client):
     response = client.get("/docs/examples/gpu.yaml")
     assert response.status_code == 200 and response["Content-Type"].startswith("text/plain")
     assert "kind: Scenario" in response.content.decode()
+
+
+def test_the_presenter_page_shows_a_qr_code_of_the_follower_link(client, session):
+    import segno
+
+    html = client.get(f"/s/{session.presenter_token}/").content.decode()
+    qr = html.split("data-follower-qr>", 1)[1].split("</svg>", 1)[0] + "</svg>"
+    follower_url = f"http://testserver/w/{session.follower_token}/"
+    expected = segno.make(follower_url, error="m").svg_inline(scale=5, border=2, dark="#111", light="#fff",
+                                                               title="QR code of the follower link")
+    assert qr == expected   # the follower link, encoded, and nothing else
+    assert 'class="segno"' in qr and "<script" not in qr
