@@ -1,199 +1,154 @@
-"""A small, safe Markdown renderer for scenario narratives and cues.
+"""Markdown for scenario narratives, cues and the documentation pages the app serves.
 
-Everything is HTML-escaped first, so no markup from the text survives; then a handful of
-Markdown constructs become tags: paragraphs, headings (``#`` becomes h3, ``##`` h4, ...),
-lists (``-``, ``*``, ``1.``), fenced code blocks, GitHub-style pipe tables, ``inline code``,
-**strong**, *emphasis* and [links](https://example.org) whose target is http(s), a relative
-path or an anchor.
+Rendered by markdown-it-py (CommonMark plus GitHub-style pipe tables and strikethrough) with
+raw HTML turned off, so markup in the text stays text; the HTML is then cleaned by nh3 (the
+Ammonia sanitizer) with an allow-list of tags and attributes, and links keep only http(s),
+mailto, relative and ``#`` targets. Both steps are needed: the parser never emits the text's
+HTML, and the sanitizer guarantees it whatever a future parser option does.
 
-A pipe table is a header row, a delimiter row with one ``---`` cell per header cell (``:---``,
-``---:`` and ``:---:`` align the column) and body rows, each line holding at least one ``|``;
-the leading and trailing pipes are optional, ``\\|`` is a pipe inside a cell, and cells take
-inline markup. The table ends at the first line without a ``|``. A header row whose cell
-count differs from the delimiter row's is no table: the lines stay a paragraph.
+In narratives and cues a heading is demoted two levels (``#`` becomes h3) to sit under the
+panel's own headings; tables are wrapped in ``div.table-wrap`` (they scroll sideways on a
+narrow screen instead of widening the page).
 """
 from __future__ import annotations
 
-import html
 import re
 
+import nh3
 from django.utils.safestring import mark_safe
+from markdown_it import MarkdownIt
 
-_CODE = re.compile(r"`([^`\n]+)`")
-_STRONG = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
-_EM = re.compile(r"(?<![\w*])[*_](?=\S)(.+?)(?<=\S)[*_](?![\w*])")
-_LINK = re.compile(r"\[([^\]\n]+)\]\(([^)\s]+)\)")
-_SAFE_URL = re.compile(r"^(https?://|/|#)", re.IGNORECASE)
-_HEADING = re.compile(r"^(#{1,4})\s+(.*)$")
-_BULLET = re.compile(r"^\s*[-*+]\s+(.*)$")
-_NUMBERED = re.compile(r"^\s*\d+[.)]\s+(.*)$")
-_DELIMITER_CELL = re.compile(r"^:?-+:?$")
-_PIPE = re.compile(r"(?<!\\)\|")
+_TAGS = {"p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "del", "s", "code", "pre",
+         "blockquote", "ul", "ol", "li", "a", "table", "thead", "tbody", "tr", "th", "td", "div", "span"}
+_ATTRIBUTES = {"a": {"href", "title"}, "th": {"style"}, "td": {"style"}, "div": {"class"}, "ol": {"start"},
+               "h1": {"id"}, "h2": {"id"}, "h3": {"id"}, "h4": {"id"}, "code": {"class"}}
+_URL_SCHEMES = {"http", "https", "mailto"}
+_ALIGN = re.compile(r"^text-align:\s*(left|right|center)$")
 
 
-def _inline(text: str) -> str:
-    """Inline markup of already-escaped text; code spans are kept verbatim."""
-    codes = []
-
-    def keep(m):
-        codes.append(m.group(1))
-        return f"\x00{len(codes) - 1}\x00"
-
-    text = _CODE.sub(keep, text)
-
-    def link(m):
-        label, url = m.group(1), m.group(2)
-        if not _SAFE_URL.match(html.unescape(url)):
-            return m.group(0)
-        return f'<a href="{url}" rel="noopener noreferrer">{label}</a>'
-
-    text = _LINK.sub(link, text)
-    text = _STRONG.sub(r"<strong>\1</strong>", text)
-    text = _EM.sub(r"<em>\1</em>", text)
-    return re.sub("\x00(\\d+)\x00", lambda m: f"<code>{codes[int(m.group(1))]}</code>", text)
+def _parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.enable(["table", "strikethrough"])
+    return md
 
 
-# ---------------------------------------------------------------------- pipe tables
-
-def _cells(line: str) -> list[str] | None:
-    """The cells of a table row (escaped text, ``\\|`` made a pipe), or None if the line has
-    no unescaped pipe."""
-    text = line.strip()
-    if not _PIPE.search(text):
-        return None
-    if text.startswith("|"):
-        text = text[1:]
-    if text.endswith("|") and not text.endswith("\\|"):
-        text = text[:-1]
-    return [cell.strip().replace("\\|", "|") for cell in _PIPE.split(text)]
+_MD = _parser()
 
 
-def _alignments(line: str) -> list[str] | None:
-    """The column alignments of a delimiter row (``|---|:---:|``), or None if it is not one."""
-    cells = _cells(line)
-    if not cells or not all(_DELIMITER_CELL.match(c) for c in cells):
-        return None
-    aligns = []
-    for c in cells:
-        left, right = c.startswith(":"), c.endswith(":")
-        aligns.append("center" if left and right else "right" if right else "left" if left else "")
-    return aligns
+def _clean(html: str) -> str:
+    return nh3.clean(html, tags=_TAGS, attributes=_ATTRIBUTES, url_schemes=_URL_SCHEMES,
+                     link_rel="noopener noreferrer", attribute_filter=_keep_attribute)
 
 
-def _table_start(lines: list[str], i: int):
-    """(header cells, alignments) if a pipe table starts at line ``i``, else None."""
-    if i + 1 >= len(lines):
-        return None
-    header = _cells(lines[i])
-    aligns = _alignments(lines[i + 1])
-    if header is None or aligns is None or len(header) != len(aligns):
-        return None
-    return header, aligns
+def _keep_attribute(tag, attribute, value):
+    """Only a text-align style on table cells, and only our own class names, survive."""
+    if attribute == "style":
+        return value if _ALIGN.match(value.strip().rstrip(";")) else None
+    if attribute == "class":
+        return value if value in ("table-wrap",) or value.startswith("language-") else None
+    return value
 
 
-def _table(header: list[str], aligns: list[str], rows: list[list[str]]) -> str:
-    def cell(tag, text, align):
-        style = f' style="text-align: {align}"' if align else ""
-        return f"<{tag}{style}>{_inline(text)}</{tag}>"
-
-    width = len(header)
-    head = "<tr>" + "".join(cell("th", h, a) for h, a in zip(header, aligns)) + "</tr>"
-    body = "".join(
-        "<tr>" + "".join(cell("td", c, a) for c, a in zip((row + [""] * width)[:width], aligns)) + "</tr>"
-        for row in rows)
-    return (f'<div class="table-wrap"><table><thead>{head}</thead>'
-            + (f"<tbody>{body}</tbody>" if body else "") + "</table></div>")
+def _tokens(text: str, shift: int):
+    tokens = _MD.parse(text or "")
+    for token in tokens:
+        if token.type in ("heading_open", "heading_close") and shift:
+            token.tag = f"h{min(6, int(token.tag[1]) + shift)}"
+        elif token.type == "table_open":
+            token.attrSet("data-wrap", "1")
+        elif token.type in ("th_open", "td_open") and token.attrGet("style"):
+            token.attrSet("style", token.attrGet("style").replace(":", ": "))
+    return tokens
 
 
-# ---------------------------------------------------------------------- blocks
-
-def blocks(text: str) -> list[tuple[str, str]]:
-    """The blocks of ``text`` as ``(kind, html)`` pairs, kind one of ``p``, ``h``, ``ul``,
-    ``ol``, ``pre`` and ``table``; every character of the input was escaped first."""
-    lines = html.escape(text or "", quote=True).replace("\r\n", "\n").split("\n")
-    out: list[tuple[str, str]] = []
-    para: list[str] = []
-    items: list[str] = []
-    list_tag = ""
-
-    def flush_para():
-        if para:
-            out.append(("p", f"<p>{_inline(' '.join(s.strip() for s in para))}</p>"))
-            para.clear()
-
-    def flush_list():
-        nonlocal list_tag
-        if items:
-            out.append((list_tag, f"<{list_tag}>" + "".join(f"<li>{_inline(i)}</li>" for i in items)
-                        + f"</{list_tag}>"))
-            items.clear()
-        list_tag = ""
-
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if line.strip().startswith("```"):
-            flush_para()
-            flush_list()
-            code = []
-            i += 1
-            while i < len(lines) and not lines[i].strip().startswith("```"):
-                code.append(lines[i])
-                i += 1
-            out.append(("pre", "<pre><code>" + "\n".join(code) + "</code></pre>"))
-            i += 1
-            continue
-        heading = _HEADING.match(line)
-        bullet = _BULLET.match(line)
-        numbered = _NUMBERED.match(line)
-        table = None if (heading or bullet or numbered or not line.strip()) else _table_start(lines, i)
-        if table:
-            flush_para()
-            flush_list()
-            rows = []
-            i += 2
-            while i < len(lines) and lines[i].strip():
-                row = _cells(lines[i])
-                if row is None:
-                    break
-                rows.append(row)
-                i += 1
-            out.append(("table", _table(*table, rows)))
-            continue
-        if not line.strip():
-            flush_para()
-            flush_list()
-        elif heading:
-            flush_para()
-            flush_list()
-            level = len(heading.group(1)) + 2
-            out.append(("h", f"<h{level}>{_inline(heading.group(2))}</h{level}>"))
-        elif bullet or numbered:
-            flush_para()
-            tag = "ul" if bullet else "ol"
-            if list_tag and list_tag != tag:
-                flush_list()
-            list_tag = tag
-            items.append((bullet or numbered).group(1))
-        elif items and line.startswith((" ", "\t")):
-            items[-1] += " " + line.strip()
-        else:
-            flush_list()
-            para.append(line)
-        i += 1
-    flush_para()
-    flush_list()
-    return out
+def _html(tokens) -> str:
+    html = _MD.renderer.render(tokens, _MD.options, {})
+    html = html.replace('<table data-wrap="1">', '<div class="table-wrap"><table>').replace(
+        "</table>", "</table></div>")
+    return _clean(html).strip()
 
 
-def render(text: str) -> str:
-    """HTML for ``text`` (a SafeString: every character of the input was escaped)."""
-    return mark_safe("\n".join(block for _, block in blocks(text)))
+def render(text: str, shift: int = 2) -> str:
+    """Safe HTML for ``text`` (headings demoted by ``shift`` levels)."""
+    if not text:
+        return mark_safe("")
+    return mark_safe(_html(_tokens(text, shift)))
+
+
+def block_count(text: str) -> int:
+    """How many top-level blocks (paragraphs, lists, tables, code blocks...) ``text`` has."""
+    return sum(1 for t in _MD.parse(text or "") if t.level == 0 and t.nesting >= 0 and t.type != "inline")
 
 
 def first_paragraph(text: str) -> str:
-    """HTML of the first paragraph of ``text`` (its first block if it has no paragraph), as
-    ``render`` makes it: a summary of a long narrative."""
-    found = blocks(text)
-    first = next((block for kind, block in found if kind == "p"), found[0][1] if found else "")
-    return mark_safe(first)
+    """HTML of the first paragraph of ``text`` (its first block if it has no paragraph): a
+    summary of a long narrative."""
+    tokens = _tokens(text, 2)
+    if not tokens:
+        return mark_safe("")
+    start = next((i for i, t in enumerate(tokens) if t.type == "paragraph_open" and t.level == 0), 0)
+    end = start
+    while end < len(tokens) and not (tokens[end].level == 0 and tokens[end].nesting <= 0
+                                     and (end > start or tokens[end].nesting == 0)):
+        end += 1
+    return mark_safe(_html(tokens[start:end + 1]))
+
+
+# ---------------------------------------------------------------------- documentation pages
+
+_DOC_LINK = re.compile(r"^(?P<name>[a-z0-9][a-z0-9-]*)\.md(?P<anchor>#[-a-z0-9_]*)?$")
+_SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
+
+
+def _slug(text: str, seen: dict) -> str:
+    """GitHub's heading anchor: lower case, punctuation dropped, spaces become hyphens."""
+    base = _SLUG_DROP.sub("", text.strip().lower()).replace(" ", "-")
+    n = seen.get(base, 0)
+    seen[base] = n + 1
+    return base if n == 0 else f"{base}-{n}"
+
+
+def doc_href(href: str) -> str:
+    """A link of a docs/ page as the app serves it: ``cli.md#x`` → ``/docs/cli/#x``,
+    ``examples/a.yaml`` → ``/docs/examples/a.yaml``, ``images/a.png`` → ``/docs/images/a.png``."""
+    m = _DOC_LINK.match(href)
+    if m:
+        return f"/docs/{'' if m['name'] == 'README' else m['name'] + '/'}{m['anchor'] or ''}"
+    if href.startswith(("examples/", "images/")) and ".." not in href:
+        return "/docs/" + href
+    return href
+
+
+def render_document(text: str) -> tuple[str, str]:
+    """(safe HTML, title) of a documentation page: headings keep their level and get GitHub's
+    anchors, links to other pages and files of docs/ point to where the app serves them, and
+    images may show the screenshots of docs/images/."""
+    tokens = _MD.parse(text or "")
+    seen, title = {}, ""
+    for i, token in enumerate(tokens):
+        if token.type == "heading_open":
+            content = tokens[i + 1].content
+            token.attrSet("id", _slug(content, seen))
+            if not title:
+                title = content
+        elif token.type == "table_open":
+            token.attrSet("data-wrap", "1")
+        elif token.type == "inline":
+            for child in token.children or []:
+                if child.type == "link_open":
+                    child.attrSet("href", doc_href(child.attrGet("href") or ""))
+                elif child.type == "image":
+                    child.attrSet("src", doc_href(child.attrGet("src") or ""))
+    html = _MD.renderer.render(tokens, _MD.options, {})
+    html = html.replace('<table data-wrap="1">', '<div class="table-wrap"><table>').replace(
+        "</table>", "</table></div>")
+    attributes = dict(_ATTRIBUTES, img={"src", "alt", "title"})
+    html = nh3.clean(html, tags=_TAGS | {"img"}, attributes=attributes, url_schemes=_URL_SCHEMES,
+                     link_rel="noopener noreferrer", attribute_filter=_keep_doc_attribute)
+    return mark_safe(html), title
+
+
+def _keep_doc_attribute(tag, attribute, value):
+    if tag == "img" and attribute == "src":
+        return value if value.startswith("/docs/images/") and ".." not in value else None
+    return _keep_attribute(tag, attribute, value)

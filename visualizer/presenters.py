@@ -5,18 +5,20 @@ numbers. ``render_panels`` renders the session page's panels, each one root elem
 stable ``id``, so the same HTML serves the first page load and every WebSocket push (the htmx
 ws extension swaps each top-level element of a frame by its id).
 
-The engine's state is the state after its last unit of work; when a step reveals only part
-of a unit's events (stepping by event through a Pop, say), the queue columns are rolled back
-over the unrevealed QueueTransitions so pods are shown where the revealed trace has put them.
+Every panel shows one moment, the engine as it was when it emitted the last revealed event
+(``visualizer.moment``): when a step reveals only part of a unit of work (stepping by event
+through a Pop, say), the queues, the pod in flight, the nodes, the nominations and the metrics
+all stop at the revealed event.
 """
 from __future__ import annotations
 
 import bisect
+import math
 
 from django.template.loader import render_to_string
 
 from engine import US
-from visualizer import markdown
+from visualizer import markdown, moment
 
 PANELS = ("header", "timeline", "queues", "cycle", "nodes", "preemption", "log", "metrics",
           "narrative", "targets")
@@ -84,6 +86,9 @@ class TraceIndex:
         self.queue_points = []      # (seq, time, (activeQ, backoffQ, unschedulablePods))
         self.cycle_starts = []      # seqs of CycleStart / CycleSkipped
         self.preemptions = []       # seqs of preemption events
+        self.pops = []              # seqs of the QueueTransitions that Pop a pod
+        self.placements = {}        # seq of a Pop -> seq of the event that ends the pod's flight
+        self._open_pop = None       # (pod, seq of its Pop) while no placement is seen
         self.cue_matches = {i: None for i, c in enumerate(cues) if "when" in c}
         self.cues = cues
 
@@ -98,7 +103,14 @@ class TraceIndex:
                     counts[e["to"]] += 1
                 self.queue_points.append((e["seq"], e["time"], (counts["activeQ"], counts["backoffQ"],
                                                                counts["unschedulablePods"])))
-            elif t in ("CycleStart", "CycleSkipped"):
+                if e.get("event") == "Pop":
+                    self.pops.append(e["seq"])
+                    self._open_pop = (e["pod"], e["seq"])
+                elif e.get("from") is None:
+                    self._placed(e)
+            elif t in ("CycleSkipped", "PodDeleted") or (t == "CycleEnd" and e.get("result") == "Scheduled"):
+                self._placed(e)
+            if t in ("CycleStart", "CycleSkipped"):
                 self.cycle_starts.append(e["seq"])
             elif t in PREEMPTION_TYPES:
                 self.preemptions.append(e["seq"])
@@ -107,6 +119,15 @@ class TraceIndex:
                     self.cue_matches[i] = e["seq"]
         self.upto = len(events)
         return self
+
+    def _placed(self, e) -> None:
+        """The popped pod leaves its flight: requeued, dropped, skipped, assumed or deleted."""
+        if self._open_pop is not None and self._open_pop[0] == e.get("pod"):
+            self.placements[self._open_pop[1]] = e["seq"]
+            self._open_pop = None
+
+    def last_pop(self, position):
+        return self._last_before(self.pops, position)
 
     @staticmethod
     def _last_before(seqs, position):
@@ -136,15 +157,15 @@ def trace_index(live) -> TraceIndex:
 
 # ---------------------------------------------------------------------- header and timeline
 
-def header(live, state) -> dict:
+def header(live, mom) -> dict:
     st = live.stepper
     gates = live.scenario.simulation.feature_gates
     return {
         "title": live.title,
         "scenario_name": live.scenario.name,
-        "clock": seconds(state["time"]),
-        "scheduling_cycle": state["schedulingCycle"],
-        "move_request_cycle": state["moveRequestCycle"],
+        "clock": seconds(mom["time"]),
+        "scheduling_cycle": mom["schedulingCycle"],
+        "move_request_cycle": mom["moveRequestCycle"],
         "feature_gates": [{"name": k, "on": bool(v)} for k, v in sorted(gates.items())],
         "position": st.position,
         "high_water": live.high_water,
@@ -168,24 +189,6 @@ def timeline(live) -> dict:
 
 # ---------------------------------------------------------------------- queues
 
-def _rolled_back_queues(state, pending_events) -> dict:
-    queues = {name: list(keys) for name, keys in state["queues"].items()}
-    for e in reversed(pending_events):
-        if e["type"] != "QueueTransition":
-            continue
-        pod, src, dst = e["pod"], e.get("from"), e.get("to")
-        if dst in queues and pod in queues[dst]:
-            queues[dst].remove(pod)
-        if src in queues and pod not in queues[src]:
-            if src == "activeQ":
-                queues[src].insert(0, pod)   # a Pop takes the head
-            elif src == "unschedulablePods":
-                queues[src] = sorted(queues[src] + [pod])
-            else:
-                queues[src].append(pod)
-    return queues
-
-
 def _last_transition_messages(keys, events, position, limit=50000) -> dict:
     """The message of each pod's latest revealed QueueTransition: why it is where it is."""
     out = {}
@@ -198,12 +201,12 @@ def _last_transition_messages(keys, events, position, limit=50000) -> dict:
     return out
 
 
-def queues(live, state) -> dict:
+def queues(live, mom) -> dict:
     st = live.stepper
     engine = st.engine
     q = engine.queue
-    now = engine.now
-    pods = state["pods"]
+    now = int(round(mom["time"] * US))
+    pods = mom["pods"]
     moved = {}
     start, end = live.last_change
     if end > start:
@@ -211,9 +214,10 @@ def queues(live, state) -> dict:
             if e["type"] == "QueueTransition":
                 moved[e["pod"]] = e.get("from")
     columns = []
-    shown = state["queues"] if st.at_unit_boundary else _rolled_back_queues(state, st.events[st.position:])
-    why = _last_transition_messages({k for name, _l, _o in QUEUES for k in shown[name][:QUEUE_LIMIT]},
-                                    st.events, st.position)
+    shown = mom["queues"]
+    flight = mom["in_flight"]
+    why = _last_transition_messages({k for name, _l, _o in QUEUES for k in shown[name][:QUEUE_LIMIT]}
+                                    | ({flight["key"]} if flight else set()), st.events, st.position)
     for name, label, order in QUEUES:
         items = []
         for key in shown[name][:QUEUE_LIMIT]:
@@ -235,25 +239,42 @@ def queues(live, state) -> dict:
             items.append(item)
         columns.append({"name": name, "label": label, "order": order, "pods": items, "total": len(shown[name]),
                         "hidden": max(0, len(shown[name]) - QUEUE_LIMIT)})
-    in_flight = [key for key, info in pods.items()
-                 if info["phase"] == "Pending" and info["queue"] is None and engine.cycle_in_flight is not None
-                 and engine.cycle_in_flight.pinfo.pod.key == key]
-    return {"columns": columns, "in_flight": in_flight,
-            "pending": state["metrics"]["pending_pods"]}
+    in_flight = []
+    if flight is not None:
+        info = pods.get(flight["key"], {})
+        in_flight.append({"key": flight["key"], "cycle": flight["cycle"], "stage": flight["stage"],
+                          "ended": flight["ended"], "priority": info.get("priority", 0),
+                          "attempts": info.get("attempts", 0), "why": why.get(flight["key"], ""),
+                          "just_moved": flight["key"] in moved})
+    waiting = [{"key": w["key"], "from": w["from"], "priority": pods[w["key"]].get("priority", 0)}
+               for w in mom["waiting"]]
+    return {"columns": columns, "in_flight": in_flight, "waiting": waiting,
+            "pending": mom["metrics"]["pending_pods"]}
 
 
 # ---------------------------------------------------------------------- nodes
 
-def nodes(live, state) -> dict:
+def nodes(live, mom) -> dict:
     engine = live.stepper.engine
-    now = engine.now
-    pods_state = state["pods"]
-    nominated = state.get("nominatedPods", {})
+    now = int(round(mom["time"] * US))
+    pods_state = mom["pods"]
+    nominated = mom["nominatedPods"]
+    hide, restore, phases = mom["hide_on_nodes"], mom["restore_on_nodes"], mom["phase_on_nodes"]
+    landed = {}   # pods that just arrived on (or changed on) a node: the event that did it
+    start, end = live.last_change
+    if end > start:
+        for e in live.stepper.events[start:min(end, live.position)]:
+            if e["type"] in ("CycleEnd", "Bound", "PodDeleted", "BindFailed") and e.get("pod"):
+                landed[e["pod"]] = summary(e)
+    restore_by_node = {}
+    for info in restore.values():
+        restore_by_node.setdefault(info["node"], []).append(info)
     cards = []
     # The node tree's order, read without engine.cache.node_info_list(): that method caches
     # the list the engine's snapshot is rebuilt from, so calling it from outside can change a run.
     cache = engine.cache
-    infos = [cache.nodes[name] for name in cache.node_tree.list() if cache.nodes[name].node is not None]
+    infos = [cache.nodes[name] for name in cache.node_tree.list()
+             if cache.nodes[name].node is not None and name not in mom["hide_nodes"]]
     for ni in infos[:NODE_CARD_LIMIT]:
         node = ni.node
         nominated_pods = []
@@ -265,12 +286,26 @@ def nodes(live, state) -> dict:
                 reserved[r] = reserved.get(r, 0) + v
             nominated_pods.append({"key": key, "priority": pod.priority if pod else 0,
                                    "requests": _requests(requests)})
+        # the node's pods at this moment: the cache's, less those not assumed yet, plus those
+        # an unrevealed deletion removed
+        shown = [(p.key, p.priority, p.requests) for p in ni.pods if p.key not in hide]
+        shown += [(i["key"], i["priority"], i["requests"]) for i in restore_by_node.get(node.name, [])]
+        requested = dict(ni.requested)
+        for p in ni.pods:
+            if p.key in hide:
+                for r, v in p.requests.items():
+                    requested[r] = requested.get(r, 0) - v
+        for i in restore_by_node.get(node.name, []):
+            for r, v in i["requests"].items():
+                requested[r] = requested.get(r, 0) + v
         resources = []
         allocatable = node.allocatable
-        for r in _resource_order(set(allocatable) | set(ni.requested)):
+        for r in _resource_order(set(allocatable) | set(requested)):
             total = allocatable.get(r, 0)
-            used = len(ni.pods) if r == "pods" else ni.requested.get(r, 0)
+            used = len(shown) if r == "pods" else requested.get(r, 0)
             extra = len(nominated_pods) if r == "pods" else reserved.get(r, 0)
+            if not total and not used and not extra:
+                continue   # a resource the node does not have and nobody asks for
             resources.append({
                 "name": r, "allocatable": quantity(r, total), "requested": quantity(r, used),
                 "reserved": quantity(r, extra) if extra else "",
@@ -279,12 +314,13 @@ def nodes(live, state) -> dict:
                 "over": used > total,
             })
         bound = []
-        for pod in ni.pods:
-            info = pods_state.get(pod.key, {})
-            item = {"key": pod.key, "priority": pod.priority, "phase": info.get("phase", "Running"),
-                    "requests": _requests(pod.requests)}
-            end = engine.terminating.get(pod.key)
-            if item["phase"] == "Terminating" and end is not None:
+        for key, priority, requests in shown:
+            info = pods_state.get(key, {})
+            phase = phases.get(key) or (restore[key]["phase"] if key in restore else info.get("phase", "Running"))
+            item = {"key": key, "priority": priority, "phase": phase, "requests": _requests(requests),
+                    "just_moved": key in landed, "why": landed.get(key, "")}
+            end = engine.terminating.get(key)
+            if phase == "Terminating" and end is not None:
                 item["grace_remaining"] = seconds(max(0, end - now) / US)
             bound.append(item)
         cards.append({
@@ -570,8 +606,8 @@ def log(events: list, position: int, log_filter=None) -> dict:
 
 # ---------------------------------------------------------------------- metrics
 
-def metrics(state, position: int, index: TraceIndex) -> dict:
-    m = state["metrics"]
+def metrics(mom, position: int, index: TraceIndex) -> dict:
+    m = mom["metrics"]
     names = ("activeQ", "backoffQ", "unschedulablePods")
     series = [(0.0, dict.fromkeys(names, 0))]
     points = index.queue_series(position)
@@ -579,7 +615,7 @@ def metrics(state, position: int, index: TraceIndex) -> dict:
         step = len(points) / CHART_POINTS
         points = [points[int(i * step)] for i in range(CHART_POINTS)] + [points[-1]]
     series += [(t, dict(zip(names, c))) for _, t, c in points]
-    now = state["time"]
+    now = mom["time"]
     if series[-1][0] < now:
         series.append((now, dict(series[-1][1])))
     return {"pending": m["pending_pods"], "incoming": sorted(m["queue_incoming_pods_total"].items()),
@@ -590,33 +626,79 @@ def metrics(state, position: int, index: TraceIndex) -> dict:
             "chart": _chart(series)}
 
 
-def _chart(series, width=360, height=90):
-    """Step lines of pending pods per queue over virtual time, as SVG polyline points (over
-    the queue changes themselves while every change happened at one instant)."""
+CHART_COLOURS = {"activeQ": "#326ce5", "backoffQ": "#bf8700", "unschedulablePods": "#cf222e"}
+
+
+def _nice_step(span: float, ticks: int) -> float:
+    """A round tick spacing (1, 2 or 5 times a power of ten) giving at most ``ticks`` ticks."""
+    if span <= 0:
+        return 1.0
+    raw = span / ticks
+    power = 10 ** math.floor(math.log10(raw))
+    for m in (1, 2, 5, 10):
+        if m * power >= raw:
+            return m * power
+    return 10 * power
+
+
+def _chart(series, width=480, height=190):
+    """Pending pods per queue over virtual time as an SVG line chart with axes: step lines,
+    integer y ticks, x ticks in virtual seconds (or, when every change happened at one
+    instant, numbered changes), and one hover band per change whose tooltip gives the values.
+    Everything is laid out here, so the chart is plain SVG in every frame."""
+    left, right, top, bottom = 40, 12, 10, 34
+    pw, ph = width - left - right, height - top - bottom
     by_time = series[-1][0] > 0
     x_max = series[-1][0] if by_time else max(1, len(series) - 1)
     peak = max(1, max(max(c.values()) for _, c in series))
+    y_step = max(1, int(math.ceil(_nice_step(peak, 4))))
+    y_top = y_step * math.ceil(peak / y_step)
+
+    def x_of(i, t):
+        return round(left + pw * (t if by_time else i) / x_max, 1)
+
+    def y_of(v):
+        return round(top + ph - ph * v / y_top, 1)
+
     lines = []
-    for name, label in (("activeQ", "activeQ"), ("backoffQ", "backoffQ"), ("unschedulablePods", "unschedulablePods")):
-        pts = []
-        prev_y = None
+    for name in ("activeQ", "backoffQ", "unschedulablePods"):
+        pts, prev_y = [], None
         for i, (t, c) in enumerate(series):
-            x = round(width * (t if by_time else i) / x_max, 1)
-            y = round(height - height * c[name] / peak, 1)
+            x, y = x_of(i, t), y_of(c[name])
             if prev_y is not None:
                 pts.append(f"{x},{prev_y}")
             pts.append(f"{x},{y}")
             prev_y = y
-        lines.append({"name": name, "label": label, "points": " ".join(pts), "last": series[-1][1][name]})
+        lines.append({"name": name, "label": name, "points": " ".join(pts), "last": series[-1][1][name],
+                      "colour": CHART_COLOURS[name]})
+    y_ticks = [{"y": y_of(v), "label": v} for v in range(0, y_top + 1, y_step)]
+    x_step = _nice_step(x_max, 6)
+    x_ticks, v = [], 0.0
+    while v <= x_max + 1e-9:
+        x_ticks.append({"x": round(left + pw * v / x_max, 1),
+                        "label": (seconds(v) + " s") if by_time else str(int(v))})
+        v = round(v + x_step, 9)
+    bands = []
+    for i, (t, c) in enumerate(series):
+        x0 = x_of(i, t)
+        x1 = x_of(i + 1, series[i + 1][0]) if i + 1 < len(series) else left + pw
+        if x1 - x0 < 0.5 and i + 1 < len(series):
+            continue   # a change overtaken at the same instant: the next band shows the result
+        bands.append({"x": x0, "width": round(max(2.0, x1 - x0), 1),
+                      "title": (f"t = {seconds(t)} s" if by_time else f"change {i}") + ": " +
+                      ", ".join(f"{n} {c[n]}" for n in ("activeQ", "backoffQ", "unschedulablePods"))})
     return {"width": width, "height": height, "peak": peak, "t_max": seconds(series[-1][0]), "lines": lines,
-            "by_time": by_time}
+            "by_time": by_time, "left": left, "top": top, "plot_width": pw, "plot_height": ph,
+            "bottom_y": top + ph, "right_x": left + pw, "y_ticks": y_ticks, "x_ticks": x_ticks, "bands": bands,
+            "x_label": "virtual time (s)" if by_time else f"queue changes, all at {seconds(series[-1][0])} s",
+            "label_y": height - 4, "label_x": left + pw / 2}
 
 
 # ---------------------------------------------------------------------- narrative and cues
 
-def narrative(live, state, events: list, position: int, index: TraceIndex) -> dict:
+def narrative(live, mom, events: list, position: int, index: TraceIndex) -> dict:
     cues = []
-    now = state["time"]
+    now = mom["time"]
     for i, cue in enumerate(live.scenario.cues):
         at_pos = when_pos = None
         if "at" in cue and cue["at"] <= now:
@@ -634,13 +716,15 @@ def narrative(live, state, events: list, position: int, index: TraceIndex) -> di
     cues.sort(key=lambda c: (c["order"], c["index"]))
     if cues:
         cues[-1]["latest"] = True
-    return {"description": markdown.render(live.scenario.description), "cues": cues,
+    description = live.scenario.description or ""
+    return {"description": markdown.render(description) if description.strip() else "", "cues": cues,
+            "latest": cues[-1] if cues else None, "earlier": cues[:-1][::-1],
             "cue_total": len(live.scenario.cues)}
 
 
-def targets(live, state) -> dict:
+def targets(live, mom) -> dict:
     engine = live.stepper.engine
-    return {"pods": sorted(state["pods"]), "nodes": sorted(engine.nodes)}
+    return {"pods": sorted(mom["pods"]), "nodes": sorted(engine.nodes)}
 
 
 # ---------------------------------------------------------------------- the whole page
@@ -650,28 +734,29 @@ def context(live, log_filter=None, names=PANELS) -> dict:
     state = st.state()
     events, position = st.events, st.position
     index = trace_index(live)
+    mom = moment.moment(st, state, index)
     ctx = {"session_id": live.id, "version": live.version}
     if "header" in names:
-        ctx["header"] = header(live, state)
+        ctx["header"] = header(live, mom)
     if "timeline" in names:
         ctx["timeline"] = timeline(live)
     if "queues" in names:
-        ctx["queues"] = queues(live, state)
+        ctx["queues"] = queues(live, mom)
     cycle = current_cycle(events, position, index) if ("cycle" in names or "preemption" in names) else None
     if "cycle" in names:
         ctx["cycle"] = cycle
     if "nodes" in names:
-        ctx["nodes"] = nodes(live, state)
+        ctx["nodes"] = nodes(live, mom)
     if "preemption" in names:
         ctx["preemption"] = preemption(events, position, index, cycle["cycle"] if cycle else None)
     if "log" in names:
         ctx["log"] = log(events, position, log_filter)
     if "metrics" in names:
-        ctx["metrics"] = metrics(state, position, index)
+        ctx["metrics"] = metrics(mom, position, index)
     if "narrative" in names:
-        ctx["narrative"] = narrative(live, state, events, position, index)
+        ctx["narrative"] = narrative(live, mom, events, position, index)
     if "targets" in names:
-        ctx["targets"] = targets(live, state)
+        ctx["targets"] = targets(live, mom)
     return ctx
 
 

@@ -54,7 +54,7 @@ from engine.objects import Problems
 from engine.quantity import MAX_DURATION_SECONDS
 from engine.scenario import parse_action
 from engine.stepper import GROUPED_POINTS, Stepper
-from visualizer import metrics
+from visualizer import metrics, moment
 from visualizer.models import Session
 
 log = logging.getLogger(__name__)
@@ -146,6 +146,7 @@ def rebuild(scenario, injections, position, clock_us=None) -> Stepper:
     """The engine after ``position`` events of a run with these injections (those recorded at
     positions before ``position``), and with its clock at ``clock_us`` if that is later."""
     st = Stepper(scenario)
+    moment.attach(st)   # the page shows the engine as it was at the last revealed event
     for i, inj in enumerate(injections):
         if inj.position >= position:
             break

@@ -38,8 +38,8 @@ class ScenarioEntry:
     def has_more(self) -> bool:
         """Whether the description says more than its first paragraph (the card then offers
         the full narrative)."""
-        from visualizer.markdown import blocks
-        return len(blocks(self.description)) > 1
+        from visualizer.markdown import block_count
+        return block_count(self.description) > 1
 
 
 def read_entry(path: Path) -> ScenarioEntry:

@@ -7,6 +7,10 @@ urlpatterns = [
     path("sessions/", views.start_session, name="start-session"),
     path("s/<str:token>/", views.session_presenter, name="session-presenter"),
     path("w/<str:token>/", views.session_follower, name="session-follower"),
+    path("docs/", views.docs_page, name="docs"),
+    path("docs/examples/", views.docs_file, {"folder": "examples", "filename": ""}, name="docs-examples"),
+    path("docs/<str:name>/", views.docs_page, name="docs-page"),
+    path("docs/<str:folder>/<str:filename>", views.docs_file, name="docs-file"),
     path("healthz", views.healthz, name="healthz"),
     path("metrics", views.prometheus_metrics, name="metrics"),
 ]

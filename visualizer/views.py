@@ -3,15 +3,20 @@
 Thin on purpose: sessions are created and read through ``visualizer.runner``, and the page's
 panels come from ``visualizer.presenters`` (the same partials the WebSocket pushes).
 """
+import re
+from pathlib import Path
+
 from django.conf import settings
-from django.http import Http404, HttpResponse
+from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+import segno
 
 from engine import ScenarioError
-from visualizer import metrics, presenters, runner
+from visualizer import markdown, metrics, presenters, runner
 from visualizer.models import Session
 from visualizer.scenarios import find_entry, list_scenarios
 
@@ -69,16 +74,25 @@ def request_too_large(request, length):
                              f"{limit:,} bytes ({limit / 1048576:g} MiB)"], status=413)
 
 
+def _qr_svg(url: str) -> str:
+    """The QR code of ``url`` as inline SVG (segno; error correction M survives a projector)."""
+    qr = segno.make(url, error="m")
+    return mark_safe(qr.svg_inline(scale=5, border=2, dark="#111", light="#fff",
+                                   title="QR code of the follower link"))
+
+
 def _session_page(request, session, role):
+    follower_url = request.build_absolute_uri(reverse("session-follower", args=[session.follower_token]))
     with runner.open_live(session.pk) as live:
         ctx = presenters.context(live)
     ctx.update({
         "role": role,
         "ws_path": f"/ws/{'s' if role == 'presenter' else 'w'}/"
                    f"{session.presenter_token if role == 'presenter' else session.follower_token}/",
-        "follower_url": request.build_absolute_uri(reverse("session-follower", args=[session.follower_token])),
-        "presenter_url": request.build_absolute_uri(reverse("session-presenter", args=[session.presenter_token]))
-        if role == "presenter" else "",
+        "follower_url": follower_url,
+        # The presenter link is never printed (a projected page would hand control to the
+        # room): a button copies it. The follower link comes with a QR code for phones.
+        "follower_qr": _qr_svg(follower_url) if role == "presenter" else "",
         "speeds": runner.SPEEDS,
         "event_types": EVENT_TYPES,
     })
@@ -106,3 +120,44 @@ def prometheus_metrics(request):
 def not_found(request):
     """Any URL no other route matches (the last route): a 404 (see visualizer.middleware)."""
     raise Http404(request.path)
+
+
+# ---------------------------------------------------------------------- the documentation
+
+DOCS_DIR = Path(__file__).resolve().parent.parent / "docs"
+_DOC_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_DOC_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\.(yaml|yml|py|json|png)$")
+
+
+def docs_page(request, name="README"):
+    """A page of docs/ (Markdown rendered and sanitized like narratives), or 404."""
+    if name != "README" and not _DOC_NAME.match(name):
+        raise Http404("no such page")
+    path = DOCS_DIR / f"{name}.md"
+    if not path.is_file():
+        raise Http404("no such page")
+    html, title = markdown.render_document(path.read_text(encoding="utf-8"))
+    pages = sorted(p.stem for p in DOCS_DIR.glob("*.md") if p.stem != "README")
+    return render(request, "visualizer/docs.html", {"html": html, "title": title or name, "name": name,
+                                                     "pages": pages})
+
+
+def docs_file(request, folder, filename):
+    """A file of docs/examples (as text) or docs/images (a PNG)."""
+    if folder not in ("examples", "images"):
+        raise Http404("no such file")
+    if not filename:
+        if folder != "examples":
+            raise Http404("no such file")
+        files = sorted(p.name for p in (DOCS_DIR / "examples").iterdir() if _DOC_FILE.match(p.name))
+        return render(request, "visualizer/docs.html", {
+            "title": "docs/examples", "name": "examples", "files": files,
+            "pages": sorted(p.stem for p in DOCS_DIR.glob("*.md") if p.stem != "README")})
+    if not _DOC_FILE.match(filename):
+        raise Http404("no such file")
+    path = DOCS_DIR / folder / filename
+    if not path.is_file():
+        raise Http404("no such file")
+    if filename.endswith(".png"):
+        return FileResponse(path.open("rb"), content_type="image/png")
+    return HttpResponse(path.read_text(encoding="utf-8"), content_type="text/plain; charset=utf-8")

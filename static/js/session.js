@@ -1,10 +1,16 @@
-/* The session page: keyboard shortcuts, the connection indicator, and read-only controls
-   on a follower's page (the server refuses a follower's controls anyway). */
+/* The session page: keyboard shortcuts, the connection indicator, read-only controls on a
+   follower's page (the server refuses a follower's controls anyway), the view options
+   (presentation mode, animated moves, the join code), copying the presenter link, and the
+   View Transition that moves pods between queues, their cycle and the nodes. */
 (function () {
   "use strict";
   var session = document.querySelector("[data-session]");
   if (!session) { return; }
   var follower = session.getAttribute("data-role") === "follower";
+  var store = {
+    get: function (key) { try { return window.localStorage.getItem(key); } catch (e) { return null; } },
+    set: function (key, value) { try { window.localStorage.setItem(key, value); } catch (e) { /* private mode */ } }
+  };
 
   function click(action) {
     var button = session.querySelector('[data-action="' + action + '"]');
@@ -15,8 +21,8 @@
   document.addEventListener("keydown", function (ev) {
     if (follower || ev.ctrlKey || ev.metaKey || ev.altKey) { return; }
     var target = ev.target.closest ? ev.target : document.body;
-    // Typing in a field never steps; a focused button (the one just clicked, say) keeps the
-    // shortcuts, except space, which presses that button as usual.
+    // Typing in a field never steps; a button focused from the keyboard keeps the shortcuts,
+    // except space, which presses that button as usual.
     if (target.closest("input, textarea, select, [contenteditable]")) { return; }
     if (ev.key === " " && target.closest("button, summary, a")) { return; }
     var keys = {ArrowRight: "step-event", e: "step-event", p: "step-point", c: "step-cycle",
@@ -26,6 +32,14 @@
       action = session.querySelector("[data-playing]") ? "pause" : "play";
     }
     if (action && click(action)) { ev.preventDefault(); }
+  });
+
+  // A mouse click leaves no focus on a control, so `space` goes on playing and pausing as
+  // documented instead of pressing the step button clicked last (a click from the keyboard
+  // has detail 0 and keeps its focus).
+  session.addEventListener("click", function (ev) {
+    var button = ev.target.closest && ev.target.closest("[data-controls] button, [data-view-options] button");
+    if (button && ev.detail > 0) { button.blur(); }
   });
 
   function readOnly() {
@@ -91,13 +105,123 @@
     }
   });
 
+  // ------------------------------------------------------------------ view options
+
+  function setPresent(on) {
+    session.classList.toggle("session--present", on);
+    document.documentElement.classList.toggle("presenting", on);
+    var button = session.querySelector('[data-toggle="present"]');
+    if (button) { button.setAttribute("aria-pressed", on ? "true" : "false"); }
+    store.set("visualizer.present", on ? "1" : "0");
+  }
+  var params = new URLSearchParams(window.location.search);
+  setPresent(params.has("present") ? params.get("present") !== "0" : store.get("visualizer.present") === "1");
+
+  var reducedMotion = window.matchMedia ? window.matchMedia("(prefers-reduced-motion: reduce)") : null;
+  var motionBox = session.querySelector('[data-toggle="motion"]');
+  function motionWanted() { return !!(motionBox && motionBox.checked); }
+  function setMotion(on) {
+    if (motionBox) { motionBox.checked = on; }
+    session.classList.toggle("session--still", !on);
+    store.set("visualizer.motion", on ? "1" : "0");
+  }
+  var storedMotion = store.get("visualizer.motion");
+  setMotion(storedMotion === null ? !(reducedMotion && reducedMotion.matches) : storedMotion === "1");
+  if (motionBox) { motionBox.addEventListener("change", function () { setMotion(motionBox.checked); }); }
+
+  function setShare(on) {
+    session.classList.toggle("session--share", on);
+    session.querySelectorAll('[data-toggle="share"][aria-pressed]').forEach(function (b) {
+      b.setAttribute("aria-pressed", on ? "true" : "false");
+    });
+  }
+  session.addEventListener("click", function (ev) {
+    var toggle = ev.target.closest && ev.target.closest("button[data-toggle]");
+    if (!toggle) { return; }
+    var which = toggle.getAttribute("data-toggle");
+    if (which === "present") { setPresent(!session.classList.contains("session--present")); }
+    if (which === "share") { setShare(!session.classList.contains("session--share")); }
+  });
+  document.addEventListener("keydown", function (ev) {
+    if (ev.key === "Escape" && session.classList.contains("session--share")) { setShare(false); }
+  });
+
+  // ------------------------------------------------------------------ the presenter link
+
+  var copyButton = session.querySelector("[data-copy-presenter-link]");
+  if (copyButton) {
+    copyButton.addEventListener("click", function () {
+      var url = window.location.origin + window.location.pathname;
+      var result = session.querySelector("[data-copy-result]");
+      function done(ok) {
+        if (result) { result.textContent = ok ? "✓ copied" : "✗ copy failed: use the address bar"; }
+      }
+      if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(url).then(function () { done(true); }, function () { done(fallback(url)); });
+      } else {
+        done(fallback(url));
+      }
+    });
+  }
+  function fallback(text) {
+    var area = document.createElement("textarea");
+    area.value = text;
+    area.setAttribute("readonly", "");
+    area.style.position = "fixed";
+    area.style.opacity = "0";
+    document.body.appendChild(area);
+    area.select();
+    var ok = false;
+    try { ok = document.execCommand("copy"); } catch (e) { ok = false; }
+    area.remove();
+    return ok;
+  }
+
+  // ------------------------------------------------------------------ moving pods
+
+  // Each pod's element carries a view-transition-name unique to the pod, so when a frame moves
+  // it from one panel to another, the browser animates it from the old place to the new.
+  // Frames are swapped inside document.startViewTransition; while playing fast, with the
+  // option off, or with reduced motion asked for, they are swapped as they come.
+  function animating() {
+    if (!document.startViewTransition || !motionWanted()) { return false; }
+    if (reducedMotion && reducedMotion.matches) { return false; }
+    var header = session.querySelector("[data-playing]");
+    if (header) {
+      var speed = parseFloat(header.getAttribute("data-playing"));
+      if (!speed || speed > 4) { return false; }
+    }
+    return true;
+  }
+
+  session.addEventListener("htmx:wsBeforeMessage", function (ev) {
+    if (!animating() || !window.htmx) { return; }
+    var message = ev.detail.message;
+    if (typeof message !== "string" || message.indexOf("panel-queues") === -1) { return; }
+    ev.preventDefault();
+    document.startViewTransition(function () {
+      var template = document.createElement("template");
+      template.innerHTML = message;
+      Array.prototype.forEach.call(template.content.children, function (fresh) {
+        var old = fresh.id && document.getElementById(fresh.id);
+        if (!old) { return; }
+        old.replaceWith(fresh);
+        window.htmx.process(fresh);
+      });
+      afterFrame();
+      session.dispatchEvent(new CustomEvent("visualizer:frame", {bubbles: true}));
+    });
+  });
+
+  function afterFrame() { readOnly(); scrollLog(); }
+
   session.addEventListener("htmx:wsOpen", function () { connection("open", "● live"); });
   session.addEventListener("htmx:wsClose", function (ev) {
     connection("closed", "○ reconnecting…");
     var code = ev.detail && ev.detail.event && ev.detail.event.code;
     if (code === 1009) { showStatus("The server refused a message that was too large", ""); }
   });
-  session.addEventListener("htmx:wsAfterMessage", function () { readOnly(); scrollLog(); });
+  session.addEventListener("htmx:wsAfterMessage", afterFrame);
   readOnly();
   scrollLog();
 })();

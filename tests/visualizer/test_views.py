@@ -266,9 +266,12 @@ def test_presenter_page_has_every_hook(client, session):
     for hook in ('data-queue="activeQ"', 'data-queue="backoffQ"', 'data-queue="unschedulablePods"',
                  'data-node="n1"', "data-clock", 'data-action="step-event"', 'data-action="step-point"',
                  'data-action="step-cycle"', 'data-action="play"', 'data-action="pause"', 'data-action="back"',
-                 'data-form="run-until"', 'data-panel="preemption"', "data-follower-link", "data-presenter-link"):
+                 'data-form="run-until"', 'data-panel="preemption"', "data-follower-link", "data-copy-presenter-link",
+                 "data-follower-qr"):
         assert hook in html, hook
     assert f'ws-connect="/ws/s/{session.presenter_token}/"' in html
+    # a projected page never prints the link that controls the session
+    assert html.count(session.presenter_token) == 1   # only in the WebSocket path it connects to
     assert f"/w/{session.follower_token}/" in html
     assert "A pod too big for the cluster" in html
     assert "<code>big</code> asks for 4 CPUs" in html
@@ -319,3 +322,60 @@ def test_metrics_expose_the_servers_figures(client, session):
     assert "visualizer_sessions 1.0" in text
     assert "visualizer_open_websockets" in text
     assert "visualizer_frames_pushed_total" in text
+
+
+# ---------------------------------------------------------------------- the served docs
+
+@pytest.mark.parametrize(("url", "heading"), [
+    ("/docs/scenario-format/", "The scenario file"),
+    ("/docs/lessons/", "lesson"),
+    ("/docs/writing-plugins/", "plugin"),
+])
+def test_the_docs_are_served_as_html(client, url, heading):
+    response = client.get(url)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "<h1 id=" in html and heading.lower() in html.lower()
+    assert 'href="/docs/' in html                     # links between pages point to the app
+    assert "<script" not in html.split("<main", 1)[1]  # the sanitized page has no script
+
+
+def test_doc_links_become_app_paths_and_anchors_match_headings(client):
+    html = client.get("/docs/ui-tour/").content.decode()
+    assert 'href="/docs/scenario-format/' in html or 'href="/docs/lessons/' in html
+    assert 'src="/docs/images/' in html
+    assert client.get("/docs/images/queues.png")["Content-Type"] == "image/png"
+    for anchor in ("presenter-and-follower-links", "timeline-and-time-travel"):
+        assert f'id="{anchor}"' in html and f'href="#{anchor}"' in html
+
+
+def test_the_library_and_the_upload_form_link_the_docs(client, fixtures_dir):
+    html = client.get("/").content.decode()
+    upload = html.split('id="upload"', 1)[1].split("</aside>", 1)[0]
+    for page in ("scenario-format", "lessons", "writing-plugins"):
+        assert f'href="/docs/{page}/"' in upload
+    assert 'href="/docs/"' in html
+
+
+@pytest.mark.parametrize("url", ["/docs/nope/", "/docs/..%2Fsettings/", "/docs/examples/..%2F..%2Fmanage.py",
+                                 "/docs/images/x.svg", "/docs/engine/scheduler.py", "/docs/examples/nope.yaml"])
+def test_nothing_outside_docs_is_served(client, url):
+    assert client.get(url).status_code == 404
+
+
+def test_an_example_is_served_as_text(client):
+    response = client.get("/docs/examples/gpu.yaml")
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/plain")
+    assert "kind: Scenario" in response.content.decode()
+
+
+def test_the_presenter_page_shows_a_qr_code_of_the_follower_link(client, session):
+    import segno
+
+    html = client.get(f"/s/{session.presenter_token}/").content.decode()
+    qr = html.split("data-follower-qr>", 1)[1].split("</svg>", 1)[0] + "</svg>"
+    follower_url = f"http://testserver/w/{session.follower_token}/"
+    expected = segno.make(follower_url, error="m").svg_inline(scale=5, border=2, dark="#111", light="#fff",
+                                                               title="QR code of the follower link")
+    assert qr == expected   # the follower link, encoded, and nothing else
+    assert 'class="segno"' in qr and "<script" not in qr

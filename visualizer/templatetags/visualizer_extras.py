@@ -17,3 +17,16 @@ def camelbreak(value, autoescape=True):
     header without changing the text."""
     text = conditional_escape(value) if autoescape else str(value)
     return mark_safe(_CAMEL.sub("<wbr>", str(text)))
+
+
+_NOT_IDENT = re.compile(r"[^A-Za-z0-9_-]")
+
+
+@register.filter
+def transition_name(key):
+    """A CSS ``view-transition-name`` for a pod key (unique per pod, a valid identifier): the
+    page gives it to the one element that shows the pod, so a View Transition animates the pod
+    from its old place (a queue, in flight, a node) to its new one."""
+    text = str(key)
+    digest = format(sum((i + 1) * ord(c) for i, c in enumerate(text)) % 65521, "x")
+    return f"pod-{_NOT_IDENT.sub('_', text)}-{digest}"

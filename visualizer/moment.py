@@ -1,0 +1,275 @@
+"""The moment the page shows: every panel at the same revealed trace position.
+
+The engine runs in units of work (one action, one completion, one flush, or one Pop with its
+whole cycle evaluation) and ``Stepper.state()`` is the state after the last unit. Stepping by
+event (or by point, or to a CycleEnd) often stops inside a unit, with some of its events not
+revealed yet. Showing the unit's outcome there makes the panels disagree (a pod the metrics
+count in unschedulablePods while its QueueTransition is not revealed, so it is in no queue).
+
+So the page shows the engine **as it was when it emitted the last revealed event**:
+
+- ``Recorder`` is a trace sink added to each Stepper the visualizer builds. At every event
+  except the per-node PluginResults of PreFilter/Filter/PreScore/Score/NormalizeScore (which
+  change nothing) it copies the engine's small figures: the clock, the scheduling cycle,
+  moveRequestCycle, the metrics and the nominator's nominations. It also notes the pods a
+  PodDeleted/PodRemoved is about to remove (key, node, priority, requests). Only the
+  snapshots from the last revealed event on are kept, so memory stays flat.
+- ``moment()`` takes the unit's outcome (queues, pods, node contents) and undoes the
+  unrevealed events one by one, newest first: QueueTransitions go back (the existing queue
+  rollback), a CycleEnd that assumed a pod takes it off its node again, a Bound turns back
+  into Binding, a BindFailed puts the pod back on its node, a PodDeleted/PodRemoved restores
+  the pod, a created pod or node disappears.
+- The pod in its scheduling cycle is read from the trace (the pod of the latest revealed Pop
+  until the event that places it: its requeueing QueueTransition, CycleEnd Scheduled,
+  CycleSkipped or its deletion), so a pod between its CycleEnd and its requeueing is shown
+  in flight, not nowhere.
+
+Every pending pod is then in exactly one place: a queue, in flight, or waiting (created, but
+the event that queues it is not revealed yet). tests/visualizer/test_moment.py checks this,
+and the figures, against a full ``engine.state()`` taken at every event of every lesson.
+"""
+from __future__ import annotations
+
+import bisect
+
+from engine import US
+
+QUEUE_NAMES = ("activeQ", "backoffQ", "unschedulablePods")
+_QUIET_POINTS = {"PreFilter", "Filter", "PreScore", "Score", "NormalizeScore"}
+
+
+def _small_state(engine) -> dict:
+    q = engine.queue
+    m = engine.metrics
+    return {
+        "time": engine.now / US,
+        "schedulingCycle": q.scheduling_cycle,
+        "moveRequestCycle": q.move_request_cycle,
+        "nominatedPods": {n: [p.key for p in lst] for n, lst in sorted(q.nominator.nominated_pods.items()) if lst},
+        "metrics": {
+            "pending_pods": q.pending_pods(),
+            "queue_incoming_pods_total": dict(sorted(q.incoming_pods.items())),
+            "schedule_attempts_total": dict(sorted(m["schedule_attempts_total"].items())),
+            "preemption_attempts_total": sum(getattr(p, "preemption_attempts", 0)
+                                             for f in engine.frameworks.values() for p in f.post_filter_plugins),
+            "preemption_victims_total": len(m["preemption_victims"]),
+            "unschedulable_pods": {k: v for k, v in sorted(q.unschedulable_reasons.items()) if v},
+        },
+    }
+
+
+class Recorder:
+    """A trace sink keeping the engine's small figures at each revealed-or-later event."""
+
+    def __init__(self, stepper):
+        self.stepper = stepper
+        self.seqs: list = []        # seqs with a snapshot, ascending
+        self.snaps: list = []
+        self.removed: dict = {}     # seq of a PodDeleted/PodRemoved -> the pod it removes
+        self.unit_ends: dict = {}   # len(events) after a unit -> the snapshot then
+        stepper.trace.add_sink(self)
+        stepper._moment_recorder = self
+        advance = stepper._advance_unit
+
+        def advance_unit(until=None):
+            did = advance(until)
+            end = len(stepper.events)
+            for pos in [pos for pos in self.unit_ends if pos < stepper.position]:
+                del self.unit_ends[pos]
+            self.unit_ends[end] = _small_state(stepper.engine)
+            return did
+        stepper._advance_unit = advance_unit
+
+    def __call__(self, e: dict) -> None:
+        if e["type"] == "PluginResult" and e.get("point") in _QUIET_POINTS:
+            return
+        engine = self.stepper.engine
+        keep = self.stepper.position - 1
+        # drop what no later position can show (the newest one at or before ``keep`` stays)
+        i = bisect.bisect_right(self.seqs, keep) - 1
+        if i > 0:
+            del self.seqs[:i], self.snaps[:i]
+            for seq in [s for s in self.removed if s < keep]:
+                del self.removed[seq]
+        self.seqs.append(e["seq"])
+        self.snaps.append(_small_state(engine))
+        if e["type"] in ("PodDeleted", "PodRemoved"):
+            pod = engine.pods.get(e["pod"])
+            if pod is not None:
+                self.removed[e["seq"]] = {"key": pod.key, "node": pod.node_name or None, "priority": pod.priority,
+                                          "requests": dict(pod.requests),
+                                          "phase": engine.pod_phase(pod)}
+
+    def at(self, position: int):
+        """The figures after ``position`` events: at the end of a unit if one ended there,
+        else as the last of those events was emitted; None if not recorded."""
+        if position in self.unit_ends:
+            return self.unit_ends[position]
+        i = bisect.bisect_right(self.seqs, position - 1) - 1
+        return self.snaps[i] if i >= 0 else None
+
+
+def attach(stepper) -> Recorder:
+    """Record the stepper's moments (call before its first step)."""
+    return Recorder(stepper)
+
+
+# ---------------------------------------------------------------------- the moment
+
+def _undo_queue_transition(queues, e, restore_source=True) -> None:
+    pod, src, dst = e["pod"], e.get("from"), e.get("to")
+    if dst in queues and pod in queues[dst]:
+        queues[dst].remove(pod)
+    if restore_source and src in queues and pod not in queues[src]:
+        if src == "activeQ":
+            queues[src].insert(0, pod)   # a Pop takes the head
+        elif src == "unschedulablePods":
+            queues[src] = sorted(queues[src] + [pod])
+        else:
+            queues[src].append(pod)
+
+
+def _last_queue_of(events, position, key, limit=50000):
+    """The queue the latest revealed QueueTransition of ``key`` put it in (or None)."""
+    for i in range(position - 1, max(-1, position - 1 - limit), -1):
+        e = events[i]
+        if e["type"] == "QueueTransition" and e["pod"] == key:
+            return e.get("to")
+    return None
+
+
+def _enqueue_revealed(events, seq, position) -> bool:
+    """Whether the PreEnqueue results that precede the QueueTransition at ``seq`` (a pod being
+    created, or moved by a flush or a cluster event) are revealed: from the first of them the
+    engine has the pod out of its old queue (or created) and not yet in the new one."""
+    first = seq
+    key = events[seq]["pod"]
+    while first > 0 and events[first - 1]["type"] == "PluginResult" and \
+            events[first - 1].get("point") == "PreEnqueue" and events[first - 1].get("pod") == key:
+        first -= 1
+    return first < seq and first < position
+
+
+def in_flight(events: list, position: int, index) -> dict | None:
+    """The pod in its scheduling cycle at ``position``: popped, not yet placed; or None."""
+    pop = index.last_pop(position)
+    if pop is None:
+        return None
+    placed = index.placements.get(pop)
+    if placed is not None and placed < position:
+        return None
+    e = events[pop]
+    out = {"key": e["pod"], "cycle": None, "stage": "popped from activeQ", "ended": None}
+    for later in events[pop + 1:position]:
+        t = later["type"]
+        if t == "CycleStart":
+            out["cycle"] = later.get("cycle")
+            out["stage"] = "in its scheduling cycle"
+        elif t == "PluginResult" and later.get("pod") == out["key"] and not later.get("dryRun"):
+            out["stage"] = f"at {later['point']}"
+        elif t == "CycleEnd" and later.get("pod") == out["key"]:
+            out["ended"] = later.get("result")
+            out["stage"] = f"cycle ended {later.get('result')}; being requeued"
+    return out
+
+
+def moment(stepper, state: dict, index) -> dict:
+    """What the page shows at the stepper's position: see the module docstring.
+
+    Returns ``{"time", "schedulingCycle", "moveRequestCycle", "metrics", "nominatedPods",
+    "queues", "pods", "in_flight", "waiting", "hide_on_nodes", "restore_on_nodes",
+    "phase_on_nodes", "hide_nodes"}``; the last four adjust the node cards built from the
+    engine's cache (pods to leave out, pods to add back, phases to show instead, nodes not
+    created yet).
+    """
+    events, position = stepper.events, stepper.position
+    tail = events[position:]
+    recorder = getattr(stepper, "_moment_recorder", None)
+    snap = recorder.at(position) if (tail and recorder is not None) else None
+    base = snap or state
+    queues = {name: list(keys) for name, keys in state["queues"].items()}
+    pods = {k: dict(v) for k, v in state["pods"].items()}
+    hide_on_nodes, restore_on_nodes, phase_on_nodes, hide_nodes = set(), {}, {}, set()
+    moving = {}   # pods between two queues: their PreEnqueue checks are revealed, the move not
+    undo = tail
+    if tail and position and (recorder is None or position not in recorder.unit_ends) and \
+            events[position - 1]["type"] in ("Action", "PodDeleted", "PodRemoved"):
+        # inside a unit, right after an event emitted before its own effects: those effects
+        # (the object created, the pod deleted or removed) are not revealed yet either
+        undo = events[position - 1:]
+    for e in reversed(undo):
+        t, key = e["type"], e.get("pod")
+        if t == "QueueTransition":
+            # a pod update runs PreEnqueue with the pod still in its queue; a creation, a
+            # flush or a move request takes it out first
+            checking = e.get("event") != "PodUpdate" and _enqueue_revealed(events, e["seq"], position)
+            _undo_queue_transition(queues, e, restore_source=not checking)
+            if checking:
+                moving[key] = e.get("from")
+            if e.get("event") == "Pop" and key in pods:
+                pods[key]["attempts"] = max(0, pods[key]["attempts"] - 1)
+            elif e.get("event") == "PodAdd" and e.get("from") is None and not checking:
+                pods.pop(key, None)   # the pod is created by this unrevealed event
+        elif t == "CycleEnd" and e.get("result") == "Scheduled":
+            hide_on_nodes.add(key)
+            restore_on_nodes.pop(key, None)
+            if key in pods:
+                pods[key].update(phase="Pending", nodeName=None)
+        elif t == "Bound":
+            phase_on_nodes[key] = "Binding"
+            if key in pods:
+                pods[key].update(phase="Binding")
+        elif t == "BindFailed":
+            pod = stepper.engine.pods.get(key)
+            if pod is not None:
+                restore_on_nodes[key] = {"key": key, "node": e["node"], "priority": pod.priority,
+                                         "requests": dict(pod.requests), "phase": "Binding"}
+                hide_on_nodes.discard(key)
+                if key in pods:
+                    pods[key].update(phase="Binding", nodeName=e["node"])
+        elif t in ("PodDeleted", "PodRemoved"):
+            info = recorder.removed.get(e["seq"]) if recorder is not None else None
+            if key in pods and pods[key]["phase"] == "Terminating" and t == "PodDeleted":
+                phase_on_nodes[key] = "Running"
+                pods[key]["phase"] = "Running"
+            elif info is not None:
+                pods[key] = {"phase": info["phase"], "nodeName": info["node"], "nominatedNodeName": None,
+                             "queue": None, "attempts": 0, "unschedulablePlugins": [], "gated": False,
+                             "priority": info["priority"]}
+                if info["node"]:
+                    restore_on_nodes[key] = info
+                    hide_on_nodes.discard(key)
+                else:
+                    where = _last_queue_of(events, position, key)
+                    if where in queues and key not in queues[where]:
+                        queues[where].append(key)
+        elif t == "Action" and e.get("action") == "create":
+            if e.get("kind") == "Pod":
+                pods.pop(e.get("name"), None)
+                hide_on_nodes.add(e.get("name"))
+                restore_on_nodes.pop(e.get("name"), None)
+                for keys in queues.values():
+                    if e.get("name") in keys:
+                        keys.remove(e.get("name"))
+            elif e.get("kind") == "Node":
+                hide_nodes.add(e.get("name"))
+    flight = in_flight(events, position, index)
+    queued = {k for keys in queues.values() for k in keys}
+    waiting = [{"key": k, "from": moving.get(k)} for k, p in sorted(pods.items())
+               if p["phase"] == "Pending" and k not in queued and (flight is None or flight["key"] != k)]
+    return {
+        "time": base["time"],
+        "schedulingCycle": base["schedulingCycle"],
+        "moveRequestCycle": base["moveRequestCycle"],
+        "metrics": base["metrics"],
+        "nominatedPods": base["nominatedPods"],
+        "queues": queues,
+        "pods": pods,
+        "in_flight": flight,
+        "waiting": waiting,
+        "hide_on_nodes": hide_on_nodes,
+        "restore_on_nodes": restore_on_nodes,
+        "phase_on_nodes": phase_on_nodes,
+        "hide_nodes": hide_nodes,
+        "partial": bool(tail),
+    }
