@@ -55,16 +55,22 @@ class ImportResult:
     report: ImportReport
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """PyYAML's safe loader refusing aliases: a dump never uses them, and expanding them is how
-    a small file can ask for unbounded memory."""
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)   # libyaml when present: a dump is large
 
-    def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            ev = self.peek_event()
-            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not accepted in an import",
-                                              ev.start_mark)
-        return super().compose_node(parent, index)
+
+def _shares_values(doc) -> bool:
+    """Whether a parsed document uses one mapping or list twice (YAML aliases): a dump never
+    does, and walking or copying shared values is how a small file can ask for unbounded time."""
+    seen = set()
+    stack = [doc]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (dict, list)):
+            if id(v) in seen:
+                return True
+            seen.add(id(v))
+            stack.extend(v.values() if isinstance(v, dict) else v)
+    return False
 
 
 def _parse(name, text, problems):
@@ -82,7 +88,7 @@ def _parse(name, text, problems):
                 return None
             # a YAML flow sequence is also possible; fall through to YAML
     try:
-        docs = [d for d in yaml.load_all(text, Loader=_NoAliasLoader) if d is not None]
+        docs = [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "YAML"
@@ -91,6 +97,9 @@ def _parse(name, text, problems):
         return None
     if not docs:
         problems.append(f"{name}: the file holds no document")
+        return None
+    if any(_shares_values(d) for d in docs):
+        problems.append(f"{name}: uses YAML aliases (*name), which are not accepted in an import")
         return None
     if len(docs) > MAX_DOCUMENTS:
         problems.append(f"{name}: more than {MAX_DOCUMENTS} documents")
@@ -301,7 +310,7 @@ def import_files(files, fmt=None, *, test_case=None, workload=None, name=None, o
                 items.extend(_kube_items(doc, where, problems))
             elif f == "simulator":
                 report.formats[where] = "simulator (kube-scheduler-simulator export)"
-                if not isinstance(doc, dict):
+                if not isinstance(doc, dict) or not set(doc) & SIMULATOR_KEYS:
                     problems.append(f"{where}: {_what(doc)} is not a kube-scheduler-simulator export "
                                     f"(a mapping with {', '.join(sorted(SIMULATOR_KEYS))})")
                     continue
@@ -317,6 +326,10 @@ def import_files(files, fmt=None, *, test_case=None, workload=None, name=None, o
         start = latest_timestamp(m for m, _ in items)
         conv = Converter(report, profile_names(scheduler))
         objects, actions = conv.convert_all(items, start)
+        if not objects and scheduler is None:
+            dropped = ", ".join(f"{sum(v.values())} {k}" for k, v in sorted(report.dropped.items()))
+            raise ScenarioError([f"{files[0][0]}: nothing the scheduler reads was found (no Node, Pod, PriorityClass "
+                                 f"or PodDisruptionBudget); dropped: {dropped or 'nothing'}"], "import")
         first = files[0][0]
         meta = {"name": name or _slug(PurePosixPath(first.replace("\\", "/")).stem),
                 "title": f"Imported from {', '.join(f for f, _ in files)}"}

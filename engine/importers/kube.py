@@ -236,7 +236,7 @@ class Converter:
         if deleting and not node:
             report.drop("Pod", "pending and being deleted (deletionTimestamp): skipPodSchedule skips it")
             return None
-        if node and node not in node_names:
+        if isinstance(node, str) and node and node not in node_names:
             report.drop("Pod", "bound to a node that is not in the import (no snapshot would hold it)")
             return None
         out = trim(m, POD_KEEP, "Pod", report)

@@ -17,8 +17,9 @@ the ops as ``runWorkload`` (``scheduler_perf_test.go``) runs them:
   ``namespace`` or ``namespace-<op index>``, named ``<generateName><n>``.
 - ``createPodSets``: ``count`` ``createPods`` in ``<namespacePrefix>-<i>``.
 - ``createNamespaces``: recorded (namespaces are not modelled).
-- ``churn``: every ``intervalMilliseconds`` (default 500) after it starts, until the workload's
-  last op: mode ``create`` creates each template's object (up to ``number``), mode
+- ``churn``: every ``intervalMilliseconds`` (default 500) after it starts, up to the time the
+  workload's last op waits until (with the default zero cycle and bind durations, pods created at
+  one instant are all scheduled at that instant, before the next churn tick): mode ``create`` creates each template's object (up to ``number``), mode
   ``recreate`` creates, then deletes, each of ``number`` slots in turn.
 - ``barrier`` and a ``createPods`` without ``skipWaitToCompletion`` wait until the pods are
   scheduled. Virtual time has no "until scheduled" action, so the next op comes one
@@ -328,7 +329,7 @@ class PerfConverter:
         count = 0
         tick = start + interval
         threshold = number if (mode == "create" and number) else None
-        while tick < end:
+        while tick <= end:
             if threshold is not None and count >= threshold:
                 break
             for j, tm in enumerate(templates):
