@@ -3,6 +3,8 @@
     python -m engine run SCENARIO [--until SECONDS] [--state PATH|-] [--trace PATH|-]
     python -m engine validate SCENARIO
     python -m engine import FILE... [--format F] [-o SCENARIO] [--test-case T] [--workload W]
+    python -m engine export SCENARIO [--until SECONDS] [--scenario PATH|-] [--state PATH|-]
+                            [--trace PATH|-] [--results PATH|-]
 
 Exit 0 on success; 2 with a one-paragraph message on standard error for an invalid scenario
 or arguments; 1 for an internal error.
@@ -50,6 +52,17 @@ def build_parser():
     im.add_argument("--op-interval", default="1s",
                     help="scheduler_perf: virtual time between an op that waits for its pods and the next (default 1s)")
     im.add_argument("--report-json", help="also write the report as JSON to this file")
+    ex = sub.add_parser("export", help="run a scenario to a position and export the cluster there as a scenario, "
+                                       "the state, the trace and kube-scheduler-simulator's result annotations")
+    ex.add_argument("scenario")
+    ex.add_argument("--until", help="the position: everything due at virtual times <= SECONDS happened "
+                                    "(default: until idle)")
+    ex.add_argument("--scenario", dest="out_scenario", metavar="PATH",
+                    help="write the cluster at that position as a scenario (YAML) to PATH")
+    ex.add_argument("--state", help="write the state JSON to PATH")
+    ex.add_argument("--trace", help="write the trace up to that position as JSON Lines to PATH")
+    ex.add_argument("--results", help="write the pods with kube-scheduler-simulator's result annotations "
+                                      "(a v1 List, JSON) to PATH")
     return p
 
 
@@ -63,6 +76,8 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "import":
         return _import(args)
+    if args.command == "export":
+        return _export(args)
     try:
         from .scenario import Scenario
         try:
@@ -172,6 +187,68 @@ def _import(args) -> int:
         return 2
     except Exception:  # pragma: no cover - a bug
         print("python -m engine: internal error (a bug in the importer; please report it with the files):",
+              file=sys.stderr)
+        traceback.print_exc()
+        return 1
+
+
+def _export(args) -> int:
+    """``python -m engine export``: the cluster at a position, in four forms."""
+    outs = [o for o in (args.out_scenario, args.state, args.trace, args.results) if o]
+    if not outs:
+        print("python -m engine: error: export: give at least one of --scenario, --state, --trace, --results",
+              file=sys.stderr)
+        return 2
+    if outs.count("-") > 1:
+        print("python -m engine: error: only one output can be standard output", file=sys.stderr)
+        return 2
+    try:
+        from .export import annotated_pods, scenario_at
+        from .importers import dump_scenario
+        from .scenario import Scenario
+        from .scheduler import Engine
+        until = None
+        if args.until is not None:
+            try:
+                until = parse_duration(args.until)
+            except ValueError as e:
+                print(f"python -m engine: error: --until: {e}", file=sys.stderr)
+                return 2
+        try:
+            scenario = Scenario.from_path(args.scenario)
+            events = []
+            trace = Trace(enabled=False)
+            trace.add_sink(events.append)
+            engine = Engine(scenario, trace)
+        except ScenarioError as e:
+            e.source = args.scenario
+            print(e.describe(), file=sys.stderr)
+            return 2
+        engine.run(until)
+
+        def write(path, text):
+            if path == "-":
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            else:
+                with open(path, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+        if args.out_scenario:
+            write(args.out_scenario, dump_scenario(scenario_at(engine)))
+        if args.state:
+            write(args.state, json.dumps(engine.state(), indent=2) + "\n")
+        if args.trace:
+            write(args.trace, "".join(json.dumps(e, separators=(",", ":"), ensure_ascii=False) + "\n"
+                                      for e in events))
+        if args.results:
+            write(args.results, json.dumps(annotated_pods(engine, events), indent=2) + "\n")
+        return 0
+    except OSError as e:
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"python -m engine: error: {where}{e.strerror or e}", file=sys.stderr)
+        return 2
+    except Exception:  # pragma: no cover - a bug
+        print("python -m engine: internal error (a bug in the exporter; please report it with the scenario):",
               file=sys.stderr)
         traceback.print_exc()
         return 1

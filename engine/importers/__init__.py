@@ -46,7 +46,8 @@ SIMULATOR_KINDS = {"pods": "Pod", "nodes": "Node", "pvs": "PersistentVolume", "p
                    "pdbs": "PodDisruptionBudget"}
 MAX_DOCUMENTS = 100_000
 
-__all__ = ["FORMATS", "ImportReport", "ImportResult", "import_files", "import_paths", "dump_scenario"]
+__all__ = ["FORMATS", "ImportReport", "ImportResult", "detect", "dump_scenario", "import_files", "import_paths",
+           "parse_documents"]
 
 
 @dataclass
@@ -73,7 +74,7 @@ def _shares_values(doc) -> bool:
     return False
 
 
-def _parse(name, text, problems):
+def parse_documents(name, text, problems):
     """The documents of one file, or None (problem recorded)."""
     stripped = text.lstrip()
     if not stripped:
@@ -217,7 +218,7 @@ def import_files(files, fmt=None, *, test_case=None, workload=None, name=None, o
         raise ScenarioError(["no file to import"], "import")
     parsed = []   # (file name, doc index, doc, format)
     for fname, text in files:
-        docs = _parse(fname, text, problems)
+        docs = parse_documents(fname, text, problems)
         if docs is None:
             continue
         for j, doc in enumerate(docs):
@@ -284,7 +285,7 @@ def import_files(files, fmt=None, *, test_case=None, workload=None, name=None, o
                 text = resolve_path(str(path))
                 if text is not None:
                     ps = []
-                    docs = _parse(str(path), text, ps)
+                    docs = parse_documents(str(path), text, ps)
                     if ps:
                         return None, "; ".join(ps)
                     return docs[0], None
@@ -413,6 +414,30 @@ def import_paths(paths, fmt=None, **kw) -> ImportResult:
     return import_files(files, fmt, resolve_path=resolve_path, **kw)
 
 
+class _ScenarioDumper(yaml.SafeDumper):
+    """Leaves in flow style (a dump of thousands of pods stays readable), multi-line text as
+    ``|`` blocks, no anchors."""
+
+    def ignore_aliases(self, data):
+        return True
+
+
+def _repr_str(dumper, data):
+    if "\n" in data:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data)
+
+
+def _repr_dict(dumper, data):
+    block = any(isinstance(v, str) and "\n" in v for v in data.values())
+    return dumper.represent_mapping("tag:yaml.org,2002:map", data, flow_style=False if block else None)
+
+
+_ScenarioDumper.add_representer(str, _repr_str)
+_ScenarioDumper.add_representer(dict, _repr_dict)
+
+
 def dump_scenario(scenario: dict) -> str:
     """A scenario mapping as YAML: block style, leaves in flow style, keys in their order."""
-    return yaml.safe_dump(scenario, sort_keys=False, default_flow_style=None, allow_unicode=True, width=120)
+    return yaml.dump(scenario, Dumper=_ScenarioDumper, sort_keys=False, default_flow_style=None,
+                     allow_unicode=True, width=120)
