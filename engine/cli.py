@@ -2,6 +2,9 @@
 
     python -m engine run SCENARIO [--until SECONDS] [--state PATH|-] [--trace PATH|-] [--plugins P]...
     python -m engine validate SCENARIO [--plugins P]...
+    python -m engine import FILE... [--format F] [-o SCENARIO] [--test-case T] [--workload W]
+    python -m engine export SCENARIO [--until SECONDS] [--scenario PATH|-] [--state PATH|-]
+                            [--trace PATH|-] [--results PATH|-] [--plugins P]...
 
 ``--plugins`` loads out-of-tree plugins (a ``.py`` file or a dotted module name declaring
 ``PLUGINS = {"Name": factory}``; see ``engine.plugins.loader``).
@@ -42,7 +45,32 @@ def build_parser():
     r.add_argument("--trace", help="write every trace event as JSON Lines to PATH (- for standard output)")
     v = sub.add_parser("validate", help="check a scenario and report every problem with its place")
     v.add_argument("scenario")
-    for sp in (r, v):
+    from .importers import FORMATS
+    im = sub.add_parser("import", help="convert a cluster dump, a simulator export, a scheduler_perf workload "
+                                       "or a KubeSchedulerConfiguration into a scenario")
+    im.add_argument("files", nargs="+", metavar="FILE")
+    im.add_argument("--format", choices=FORMATS, help="read every file as this format (default: detected per document)")
+    im.add_argument("-o", "--output", help="write the scenario to this file (default: standard output, "
+                                           "the report then goes to standard error)")
+    im.add_argument("--name", help="the scenario's metadata.name (default: from the first file or the workload)")
+    im.add_argument("--test-case", help="scheduler_perf: the test case to import")
+    im.add_argument("--workload", help="scheduler_perf: the workload (params) to import")
+    im.add_argument("--op-interval", default="1s",
+                    help="scheduler_perf: virtual time between an op that waits for its pods and the next (default 1s)")
+    im.add_argument("--report-json", help="also write the report as JSON to this file")
+    ex = sub.add_parser("export", help="run a scenario to a position and export the cluster there as a scenario, "
+                                       "the state, the trace and kube-scheduler-simulator's result annotations")
+    ex.add_argument("scenario")
+    ex.add_argument("--until", help="the position: everything due at virtual times <= SECONDS happened "
+                                    "(default: until idle)")
+    ex.add_argument("--scenario", dest="out_scenario", metavar="PATH",
+                    help="write the cluster at that position as a scenario (YAML) to PATH")
+    ex.add_argument("--state", help="write the state JSON to PATH")
+    ex.add_argument("--trace", help="write the trace up to that position as JSON Lines to PATH")
+    ex.add_argument("--results", help="write the pods with kube-scheduler-simulator's result annotations "
+                                      "(a v1 List, JSON) to PATH")
+
+    for sp in (r, v, ex):
         sp.add_argument("--plugins", action="append", default=[], metavar="PATH_OR_MODULE",
                         help="load out-of-tree plugins from a .py file or a dotted module name that "
                              "defines PLUGINS = {\"Name\": factory} (repeatable)")
@@ -89,6 +117,12 @@ def _open(path):
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "import":
+        return _import(args)
+    if args.command == "export":
+        if not _load_plugins(args.plugins):
+            return 2
+        return _export(args)
     try:
         if not _load_plugins(args.plugins):
             return 2
@@ -161,6 +195,111 @@ def main(argv=None) -> int:
         return 2
     except Exception:  # pragma: no cover - a bug
         print("python -m engine: internal error (a bug in the engine; please report it with the scenario):",
+              file=sys.stderr)
+        traceback.print_exc()
+        return 1
+
+
+def _import(args) -> int:
+    """``python -m engine import``: write the scenario, print the report (SPEC-style exits)."""
+    try:
+        from .importers import dump_scenario, import_paths
+        try:
+            interval = parse_duration(args.op_interval)
+        except ValueError as e:
+            print(f"python -m engine: error: --op-interval: {e}", file=sys.stderr)
+            return 2
+        try:
+            result = import_paths(args.files, args.format, test_case=args.test_case, workload=args.workload,
+                                  name=args.name, op_interval=interval)
+        except ScenarioError as e:
+            print(e.describe(), file=sys.stderr)
+            return 2
+        text = dump_scenario(result.scenario)
+        report_fh = sys.stdout
+        if args.output and args.output != "-":
+            with open(args.output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        else:
+            sys.stdout.write(text)
+            report_fh = sys.stderr
+        print(result.report.text(), file=report_fh)
+        if args.output and args.output != "-":
+            print(f"wrote {args.output} ({len(result.scenario.get('objects') or [])} objects, "
+                  f"{len(result.scenario.get('actions') or [])} actions)", file=report_fh)
+        if args.report_json:
+            with open(args.report_json, "w", encoding="utf-8") as fh:
+                json.dump(result.report.as_dict(), fh, indent=2)
+                fh.write("\n")
+        return 0
+    except OSError as e:
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"python -m engine: error: {where}{e.strerror or e}", file=sys.stderr)
+        return 2
+    except Exception:  # pragma: no cover - a bug
+        print("python -m engine: internal error (a bug in the importer; please report it with the files):",
+              file=sys.stderr)
+        traceback.print_exc()
+        return 1
+
+
+def _export(args) -> int:
+    """``python -m engine export``: the cluster at a position, in four forms."""
+    outs = [o for o in (args.out_scenario, args.state, args.trace, args.results) if o]
+    if not outs:
+        print("python -m engine: error: export: give at least one of --scenario, --state, --trace, --results",
+              file=sys.stderr)
+        return 2
+    if outs.count("-") > 1:
+        print("python -m engine: error: only one output can be standard output", file=sys.stderr)
+        return 2
+    try:
+        from .export import annotated_pods, scenario_at
+        from .importers import dump_scenario
+        from .scenario import Scenario
+        from .scheduler import Engine
+        until = None
+        if args.until is not None:
+            try:
+                until = parse_duration(args.until)
+            except ValueError as e:
+                print(f"python -m engine: error: --until: {e}", file=sys.stderr)
+                return 2
+        try:
+            scenario = Scenario.from_path(args.scenario)
+            events = []
+            trace = Trace(enabled=False)
+            trace.add_sink(events.append)
+            engine = Engine(scenario, trace)
+        except ScenarioError as e:
+            e.source = args.scenario
+            print(e.describe(), file=sys.stderr)
+            return 2
+        engine.run(until)
+
+        def write(path, text):
+            if path == "-":
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            else:
+                with open(path, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+        if args.out_scenario:
+            write(args.out_scenario, dump_scenario(scenario_at(engine)))
+        if args.state:
+            write(args.state, json.dumps(engine.state(), indent=2) + "\n")
+        if args.trace:
+            write(args.trace, "".join(json.dumps(e, separators=(",", ":"), ensure_ascii=False) + "\n"
+                                      for e in events))
+        if args.results:
+            write(args.results, json.dumps(annotated_pods(engine, events), indent=2) + "\n")
+        return 0
+    except OSError as e:
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"python -m engine: error: {where}{e.strerror or e}", file=sys.stderr)
+        return 2
+    except Exception:  # pragma: no cover - a bug
+        print("python -m engine: internal error (a bug in the exporter; please report it with the scenario):",
               file=sys.stderr)
         traceback.print_exc()
         return 1

@@ -183,6 +183,40 @@ def create_session(text: str, source: str = "") -> Session:
         scenario_text=text, source=source)
 
 
+def needs_import(files) -> bool:
+    """Whether uploaded or pasted text is something to convert rather than one scenario."""
+    if len(files) != 1:
+        return True
+    from engine.importers import detect, parse_documents
+    docs = parse_documents(files[0][0], files[0][1], [])
+    if not docs:
+        return False   # unreadable: the scenario validator says why, as it always did
+    return len(docs) > 1 or detect(docs[0]) not in ("scenario", None)
+
+
+def create_imported_session(files, **options) -> Session:
+    """Convert files with the importer (the CLI's ``import``) and store a session of the
+    scenario; its description carries the import report."""
+    from engine.importers import dump_scenario, import_files
+    result = import_files(files, **options)
+    return create_session(dump_scenario(result.scenario), "")
+
+
+def export(live, what: str) -> str:
+    """One export of a live session at the position it shows (see engine/export.py)."""
+    from engine.export import annotated_pods, scenario_at
+    from engine.importers import dump_scenario
+    engine = live.stepper.engine
+    events = live.revealed()
+    if what == "scenario.yaml":
+        return dump_scenario(scenario_at(engine))
+    if what == "state.json":
+        return json.dumps(live.stepper.state(), indent=2) + "\n"
+    if what == "trace.jsonl":
+        return "".join(json.dumps(e, separators=(",", ":"), ensure_ascii=False) + "\n" for e in events)
+    return json.dumps(annotated_pods(engine, events), indent=2) + "\n"
+
+
 class LiveSession:
     """One session's engine in this process, at the position the session shows."""
 

@@ -38,8 +38,11 @@ def library(request, problems=(), pasted="", status=200):
 
 @require_POST
 def start_session(request):
-    """Start a session from a library fixture (``fixture``) or an uploaded or pasted scenario
-    (``scenario_file`` or ``scenario``); an invalid one shows every problem and starts nothing."""
+    """Start a session from a library fixture (``fixture``) or uploaded or pasted text
+    (``scenario_file``, several allowed, or ``scenario``): a scenario, or anything
+    ``python -m engine import`` reads (a kubectl dump, a simulator export, a scheduler_perf
+    config with its templates, a KubeSchedulerConfiguration), converted with the same report.
+    Anything invalid shows every problem and starts nothing."""
     fixture = request.POST.get("fixture")
     pasted = ""
     if fixture:
@@ -47,21 +50,30 @@ def start_session(request):
         if path is None:
             return library(request, [f"{fixture}: no such scenario in the library"], status=404)
         text, source = path.read_text(encoding="utf-8"), fixture
-    elif request.FILES.get("scenario_file"):
-        upload = request.FILES["scenario_file"]
-        if upload.size > MAX_UPLOAD_BYTES:
-            return library(request, [f"{upload.name}: the file is larger than {MAX_UPLOAD_BYTES // 1048576} MiB"], status=400)
-        try:
-            text = upload.read().decode("utf-8")
-        except UnicodeDecodeError:
-            return library(request, [f"{upload.name}: the file is not UTF-8 text"], status=400)
+        files = None
+    elif request.FILES.getlist("scenario_file"):
+        files = []
+        uploads = request.FILES.getlist("scenario_file")
+        if sum(u.size for u in uploads) > MAX_UPLOAD_BYTES:
+            return library(request, [f"{', '.join(u.name for u in uploads)}: larger than "
+                                     f"{MAX_UPLOAD_BYTES // 1048576} MiB"], status=400)
+        for upload in uploads:
+            try:
+                files.append((upload.name, upload.read().decode("utf-8")))
+            except UnicodeDecodeError:
+                return library(request, [f"{upload.name}: the file is not UTF-8 text"], status=400)
         source = ""
-        pasted = text
+        pasted = files[0][1] if len(files) == 1 else ""
     else:
         text = pasted = request.POST.get("scenario", "")
         source = ""
+        files = [("pasted text", text)]
     try:
-        session = runner.create_session(text, source)
+        if files is not None and runner.needs_import(files):
+            session = runner.create_imported_session(files, test_case=request.POST.get("test_case") or None,
+                                                     workload=request.POST.get("workload") or None)
+        else:
+            session = runner.create_session(files[0][1] if files else text, source)
     except ScenarioError as e:
         return library(request, e.problems, pasted=pasted, status=400)
     return redirect("session-presenter", token=session.presenter_token)
@@ -81,6 +93,28 @@ def _qr_svg(url: str) -> str:
                                    title="QR code of the follower link"))
 
 
+EXPORTS = {
+    "scenario.yaml": "application/yaml",
+    "state.json": "application/json",
+    "trace.jsonl": "application/jsonl",
+    "results.json": "application/json",
+}
+
+
+def session_export(request, token, what):
+    """The session at the position it shows, as a scenario, the state, the revealed trace or
+    the pods with kube-scheduler-simulator's result annotations (a download; either link)."""
+    if what not in EXPORTS:
+        raise Http404(f"no export called {what}")
+    session = (Session.objects.filter(presenter_token=token).first()
+               or get_object_or_404(Session, follower_token=token))
+    with runner.open_live(session.pk) as live:
+        body = runner.export(live, what)
+    response = HttpResponse(body, content_type=EXPORTS[what])
+    response["Content-Disposition"] = f'attachment; filename="{session.scenario_name}-{what}"'
+    return response
+
+
 def _session_page(request, session, role):
     follower_url = request.build_absolute_uri(reverse("session-follower", args=[session.follower_token]))
     with runner.open_live(session.pk) as live:
@@ -95,6 +129,8 @@ def _session_page(request, session, role):
         "follower_qr": _qr_svg(follower_url) if role == "presenter" else "",
         "speeds": runner.SPEEDS,
         "event_types": EVENT_TYPES,
+        "exports": list(EXPORTS),
+        "export_token": session.presenter_token if role == "presenter" else session.follower_token,
     })
     return render(request, "visualizer/session.html", ctx)
 

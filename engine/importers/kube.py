@@ -1,0 +1,268 @@
+"""Kubernetes objects as a live cluster returns them, cut down to what the scheduler reads.
+
+A ``kubectl get ... -o yaml`` dump (or kube-scheduler-simulator's export) carries much that
+kube-scheduler never looks at: managedFields, container commands and probes, node addresses,
+heartbeat times. ``Converter`` keeps the fields the engine honours (docs/scenario-format.md),
+counts every other field it leaves out under its path, and decides per object what the
+scheduler would do with it:
+
+- Pods in phase Succeeded or Failed are left out: the scheduler's pod informer lists pods with
+  the field selector ``status.phase!=Succeeded,status.phase!=Failed`` (``scheduler.go``
+  ``newPodInformer``).
+- A pending pod with a ``deletionTimestamp`` is left out: ``skipPodSchedule`` skips it
+  (``schedule_one.go``). A bound one keeps its node and is deleted at t=0 with what is left
+  of its grace period.
+- Bound pods (``spec.nodeName``) stay on their node with their ``status.startTime``; a pod
+  bound to a node the import does not have is left out (the scheduler's cache would keep it
+  on a node that is in no snapshot).
+- Mirror pods (annotation ``kubernetes.io/config.mirror``) are bound pods like any other for
+  the scheduler's cache. DaemonSet pods are ordinary pods whose required node affinity
+  (``matchFields`` on ``metadata.name``, set by the DaemonSet controller) pins them to a node.
+- Pods whose ``schedulerName`` no profile has stay pending and are reported as not ours.
+- The built-in PriorityClasses (``system-node-critical``, ``system-cluster-critical``) exist in
+  the engine already; ``spec.priority`` is left out when the pod's class gives the same value
+  (the Priority admission plugin wrote it from the class).
+- PodDisruptionBudgets lose their status: the engine recomputes ``disruptionsAllowed`` as the
+  disruption controller does whenever pods change.
+"""
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+
+from ..objects import Problems, parse_time
+
+SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2000001000, "system-cluster-critical": 2000000000}
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+
+# what we keep, as nested key sets ("*" keeps the whole value)
+_CONTAINER_KEEP = {"name": "*", "image": "*", "resources": {"requests": "*", "limits": "*"},
+                   "ports": {"containerPort": "*", "hostPort": "*", "hostIP": "*", "protocol": "*", "name": "*"},
+                   "restartPolicy": "*"}
+POD_KEEP = {
+    "apiVersion": "*", "kind": "*",
+    "metadata": {"name": "*", "namespace": "*", "labels": "*",
+                 "ownerReferences": {"apiVersion": "*", "kind": "*", "name": "*", "controller": "*"}},
+    "spec": {"containers": _CONTAINER_KEEP, "initContainers": _CONTAINER_KEEP, "overhead": "*",
+             "priority": "*", "priorityClassName": "*", "preemptionPolicy": "*", "schedulerName": "*",
+             "nodeName": "*", "nodeSelector": "*", "affinity": "*", "tolerations": "*",
+             "topologySpreadConstraints": "*", "schedulingGates": "*",
+             "terminationGracePeriodSeconds": "*"},
+    "status": {"nominatedNodeName": "*", "startTime": "*"},
+}
+NODE_KEEP = {
+    "apiVersion": "*", "kind": "*",
+    "metadata": {"name": "*", "labels": "*"},
+    "spec": {"unschedulable": "*", "taints": {"key": "*", "value": "*", "effect": "*"}},
+    "status": {"allocatable": "*", "capacity": "*", "images": {"names": "*", "sizeBytes": "*"},
+               "conditions": {"type": "*", "status": "*"}},
+}
+PRIORITY_CLASS_KEEP = {"apiVersion": "*", "kind": "*", "metadata": {"name": "*"}, "value": "*",
+                       "globalDefault": "*", "preemptionPolicy": "*"}
+PDB_KEEP = {"apiVersion": "*", "kind": "*", "metadata": {"name": "*", "namespace": "*"},
+            "spec": {"selector": "*", "minAvailable": "*", "maxUnavailable": "*"}}
+
+VOLUME_KINDS = {"PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver",
+                "CSIStorageCapacity", "VolumeAttachment"}
+SPREAD_SELECTOR_KINDS = {"Service", "ReplicaSet", "StatefulSet", "ReplicationController"}
+DRA_KINDS = {"ResourceClaim", "ResourceClaimTemplate", "ResourceClass", "PodSchedulingContext"}
+DROP_REASONS = {
+    "volumes": "volumes are not modelled yet: the engine has no volume plugins (VolumeBinding, "
+               "VolumeRestrictions, VolumeZone, NodeVolumeLimits)",
+    "spread": "not modelled: PodTopologySpread's system default constraints select pods through the "
+              "Services, ReplicaSets, StatefulSets and ReplicationControllers that own them, so "
+              "without them default spreading does not apply",
+    "dra": "dynamic resource allocation is not modelled",
+    "Namespace": "namespaces are not modelled: a namespace's only label is kubernetes.io/metadata.name "
+                 "(namespaceSelector terms see nothing else)",
+    "other": "not read by kube-scheduler",
+}
+
+
+def trim(obj, keep, kind, report, prefix=""):
+    """A copy of ``obj`` with only the fields ``keep`` lists; every other field is counted in
+    the report under its path (list items as ``[]``)."""
+    if keep == "*":
+        return obj
+    if isinstance(obj, list):
+        return [trim(x, keep, kind, report, prefix + "[]") for x in obj]
+    if not isinstance(obj, dict):
+        return obj
+    out = {}
+    for k, v in obj.items():
+        sub = keep.get(k) if isinstance(keep, dict) else None
+        if sub is None:
+            report.ignore(kind, f"{prefix}.{k}" if prefix else str(k))
+            continue
+        out[k] = trim(v, sub, kind, report, f"{prefix}.{k}" if prefix else str(k))
+    return out
+
+
+def latest_timestamp(objs) -> datetime | None:
+    """The latest instant written in a set of objects (creation, start and condition times):
+    when the dump was taken, as nearly as it says; the imported scenario starts there."""
+    best = None
+    probs = Problems()
+
+    def see(v):
+        nonlocal best
+        t = parse_time(v, "", probs) if isinstance(v, str) else None
+        if t is not None and (best is None or t > best):
+            best = t
+
+    for o in objs:
+        if not isinstance(o, dict):
+            continue
+        md = o.get("metadata") if isinstance(o.get("metadata"), dict) else {}
+        see(md.get("creationTimestamp"))
+        st = o.get("status") if isinstance(o.get("status"), dict) else {}
+        see(st.get("startTime"))
+        for c in st.get("conditions") or []:
+            if isinstance(c, dict):
+                see(c.get("lastTransitionTime"))
+                see(c.get("lastHeartbeatTime"))
+    return best
+
+
+def rfc3339(t: datetime) -> str:
+    t = t.astimezone(timezone.utc)
+    s = t.strftime("%Y-%m-%dT%H:%M:%S")
+    if t.microsecond:
+        s += f".{t.microsecond:06d}".rstrip("0")
+    return s + "Z"
+
+
+class Converter:
+    """Turns API objects into scenario objects; ``convert_all`` returns them in the order the
+    engine loads them (PriorityClasses, PDBs, Nodes, bound pods, pending pods by creation time)
+    with where each came from, and the t=0 delete actions of terminating pods."""
+
+    def __init__(self, report, profiles=("default-scheduler",)):
+        self.report = report
+        self.profiles = set(profiles)
+
+    def convert_all(self, items, start: datetime | None):
+        """``items``: [(manifest, origin)] -> (objects [(manifest, origin)], actions)."""
+        report = self.report
+        seen = {}
+        pcs, pdbs, nodes, bound, pending, actions = [], [], [], [], [], []
+        class_values = dict(SYSTEM_PRIORITY_CLASSES)
+        for m, origin in items:
+            if m.get("kind") == "PriorityClass" and isinstance(m.get("value"), int):
+                name = (m.get("metadata") or {}).get("name")
+                class_values.setdefault(name, m["value"])
+        node_names = {(m.get("metadata") or {}).get("name") for m, _ in items if m.get("kind") == "Node"}
+        daemonset = mirror = pvc_pods = 0
+        for m, origin in items:
+            kind = m.get("kind")
+            md = m.get("metadata") if isinstance(m.get("metadata"), dict) else {}
+            key = (kind, md.get("namespace") or ("" if kind in ("Node", "PriorityClass") else "default"), md.get("name"))
+            if kind in ("Pod", "Node", "PriorityClass", "PodDisruptionBudget"):
+                if key in seen:
+                    report.drop(kind, f"the same object again (first at {seen[key]}); the first one is kept")
+                    continue
+                seen[key] = origin
+            if kind == "PriorityClass":
+                if md.get("name") in SYSTEM_PRIORITY_CLASSES:
+                    report.drop(kind, "built in: the engine knows system-node-critical and system-cluster-critical")
+                    continue
+                pcs.append((trim(m, PRIORITY_CLASS_KEEP, kind, report), origin))
+                report.keep(kind)
+            elif kind == "PodDisruptionBudget":
+                if "status" in m:
+                    report.ignore(kind, "status (recomputed as the disruption controller would)")
+                pdbs.append((trim({k: v for k, v in m.items() if k != "status"}, PDB_KEEP, kind, report), origin))
+                report.keep(kind)
+            elif kind == "Node":
+                out = trim(m, NODE_KEEP, kind, report)
+                st = out.get("status") or {}
+                if "allocatable" in st and "capacity" in st:
+                    del st["capacity"]   # the engine reads allocatable, capacity only without it
+                nodes.append((out, origin))
+                report.keep(kind)
+            elif kind == "Pod":
+                r = self._pod(m, md, origin, class_values, node_names, start)
+                if r is None:
+                    continue
+                out, where, delete = r
+                refs = md.get("ownerReferences") or []
+                if any(isinstance(o, dict) and o.get("kind") == "DaemonSet" for o in refs):
+                    daemonset += 1
+                if MIRROR_ANNOTATION in (md.get("annotations") or {}):
+                    mirror += 1
+                    out.setdefault("metadata", {}).setdefault("annotations", {})[MIRROR_ANNOTATION] = \
+                        md["annotations"][MIRROR_ANNOTATION]
+                vols = (m.get("spec") or {}).get("volumes") or []
+                if any(isinstance(v, dict) and ("persistentVolumeClaim" in v or "ephemeral" in v) for v in vols):
+                    pvc_pods += 1
+                (bound if where == "bound" else pending).append((out, origin, md.get("creationTimestamp") or ""))
+                if delete is not None:
+                    actions.append(delete)
+            elif kind in VOLUME_KINDS:
+                report.drop(kind, DROP_REASONS["volumes"])
+            elif kind in SPREAD_SELECTOR_KINDS:
+                report.drop(kind, DROP_REASONS["spread"])
+            elif kind in DRA_KINDS:
+                report.drop(kind, DROP_REASONS["dra"])
+            elif kind == "Namespace":
+                report.drop(kind, DROP_REASONS["Namespace"])
+            else:
+                report.drop(str(kind), DROP_REASONS["other"])
+        if daemonset:
+            report.note(f"{daemonset} DaemonSet pod(s): kept as the scheduler sees them, ordinary pods whose "
+                        "required node affinity (matchFields metadata.name, written by the DaemonSet "
+                        "controller) pins each to its node")
+        if mirror:
+            report.note(f"{mirror} mirror pod(s) (static pods, annotation {MIRROR_ANNOTATION}): kept bound to "
+                        "their node, as the scheduler's cache counts them")
+        if pvc_pods:
+            report.note(f"{pvc_pods} pod(s) use PersistentVolumeClaims or ephemeral volumes: volumes are not "
+                        "modelled yet, so their claims, volume topology and attach limits are not checked")
+        pending.sort(key=lambda x: x[2])   # activeQ order: by creation (the queue time), stable
+        objects = pcs + pdbs + nodes + [(o, g) for o, g, _ in bound] + [(o, g) for o, g, _ in pending]
+        return objects, actions
+
+    def _pod(self, m, md, origin, class_values, node_names, start):
+        report = self.report
+        spec = m.get("spec") if isinstance(m.get("spec"), dict) else {}
+        status = m.get("status") if isinstance(m.get("status"), dict) else {}
+        phase = status.get("phase")
+        if phase in ("Succeeded", "Failed"):
+            report.drop("Pod", f"phase {phase}: the scheduler's pod informer leaves out terminal pods "
+                               "(field selector status.phase!=Succeeded,status.phase!=Failed)")
+            return None
+        node = spec.get("nodeName")
+        deleting = md.get("deletionTimestamp")
+        if deleting and not node:
+            report.drop("Pod", "pending and being deleted (deletionTimestamp): skipPodSchedule skips it")
+            return None
+        if isinstance(node, str) and node and node not in node_names:
+            report.drop("Pod", "bound to a node that is not in the import (no snapshot would hold it)")
+            return None
+        out = trim(m, POD_KEEP, "Pod", report)
+        ospec = out.setdefault("spec", {})
+        pcn = spec.get("priorityClassName")
+        if "priority" in ospec and pcn and class_values.get(pcn) == ospec["priority"]:
+            del ospec["priority"]   # the class gives the same value: resolved as admission did
+        delete = None
+        if deleting and node:
+            t = parse_time(deleting, "", Problems())
+            grace = ospec.get("terminationGracePeriodSeconds", 30)
+            if t is not None and start is not None:
+                grace = max(0, math.ceil((t - start).total_seconds()))
+            ospec["terminationGracePeriodSeconds"] = grace
+            delete = {"at": 0, "delete": {"kind": "Pod", "namespace": md.get("namespace") or "default",
+                                          "name": md.get("name")}}
+            report.note("pods being deleted (deletionTimestamp) stay on their node and are deleted at t=0 "
+                        "with what is left of their grace period")
+            report.keep("Pod", "terminating")
+        elif node:
+            report.keep("Pod", "bound")
+        else:
+            sched = spec.get("schedulerName") or "default-scheduler"
+            if sched not in self.profiles:
+                self.report.not_ours.append(f"{md.get('namespace') or 'default'}/{md.get('name')} ({sched})")
+                report.keep("Pod", "pending, not ours")
+            else:
+                report.keep("Pod", "pending")
+        return out, ("bound" if node else "pending"), delete

@@ -1,0 +1,157 @@
+"""scheduler_perf workload configs (v1.28's performance-config.yaml, copied unchanged under
+data/scheduler_perf) imported as scenarios and run."""
+from pathlib import Path
+
+import pytest
+import yaml
+
+from engine import Engine, Scenario, ScenarioError
+from engine.importers import import_files, import_paths
+
+DATA = Path(__file__).parent / "data" / "scheduler_perf"
+CONFIG = DATA / "config" / "performance-config.yaml"
+
+
+def run(sc):
+    eng = Engine(Scenario.from_dict(sc))
+    eng.run()
+    return eng
+
+
+def test_scheduling_basic_500_nodes_imports_and_runs():
+    r = import_paths([CONFIG], test_case="SchedulingBasic", workload="500Nodes")
+    sc = r.scenario
+    assert sc["metadata"]["name"] == "schedulingbasic-500nodes"
+    nodes = [o for o in sc["objects"] if o["kind"] == "Node"]
+    init = [o for o in sc["objects"] if o["kind"] == "Pod"]
+    measured = [a for a in sc["actions"]]
+    assert len(nodes) == 500 and len(init) == 500 and len(measured) == 1000
+    # no nodeTemplatePath: PrepareNodes' base node (capacity cpu 4, memory 32Gi, pods 110),
+    # named node-<op>-..., capacity defaulted to allocatable
+    assert nodes[0] == {"apiVersion": "v1", "kind": "Node",
+                        "metadata": {"name": "node-0-0", "labels": {"kubernetes.io/hostname": "node-0-0"}},
+                        "status": {"allocatable": {"pods": "110", "cpu": "4", "memory": "32Gi"}}}
+    assert {p["metadata"]["namespace"] for p in init} == {"namespace-1"}
+    assert {a["at"] for a in measured} == {1.0}
+    assert {a["create"]["metadata"]["namespace"] for a in measured} == {"namespace-2"}
+    assert init[0]["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "100m", "memory": "500Mi"}
+    eng = run(sc)
+    st = eng.state()
+    assert len(st["pods"]) == 1500
+    assert all(p["phase"] == "Running" for p in st["pods"].values())
+    assert st["time"] == 1.0
+
+
+def test_preemption_basic_imports_as_upstream_writes_it():
+    sc = import_paths([CONFIG], test_case="PreemptionBasic", workload="500Nodes").scenario
+    low = [o for o in sc["objects"] if o["kind"] == "Pod"]
+    high = [a["create"] for a in sc["actions"]]
+    assert len(low) == 2000 and len(high) == 500
+    assert low[0]["spec"]["terminationGracePeriodSeconds"] == 0
+    assert {p["spec"]["priority"] for p in high} == {10}
+    assert high[0]["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "3000m"
+
+
+def test_preemption_basic_runs_with_smaller_params(tmp_path):
+    # the same test case template with a smaller workload's params
+    cases = yaml.safe_load(CONFIG.read_text())
+    tc = next(c for c in cases if c["name"] == "PreemptionBasic")
+    tc["workloads"].append({"name": "20Nodes", "params": {"initNodes": 20, "initPods": 80, "measurePods": 20}})
+    (tmp_path / "config").mkdir()
+    cfg = tmp_path / "config" / "performance-config.yaml"
+    cfg.write_text(yaml.safe_dump(cases))
+    for name in ("node-default.yaml", "pod-low-priority.yaml", "pod-high-priority.yaml"):
+        (tmp_path / "config" / name).write_text((DATA / "config" / name).read_text())
+    sc = import_paths([cfg], test_case="PreemptionBasic", workload="20Nodes").scenario
+    st = run(sc).state()
+    high = {k: p for k, p in st["pods"].items() if k.startswith("namespace-2/")}
+    low = {k: p for k, p in st["pods"].items() if k.startswith("namespace-1/")}
+    # 4 CPU nodes hold four 900m pods; a 3000m pod fits once three of them are preempted
+    assert len(high) == 20 and all(p["phase"] == "Running" for p in high.values())
+    assert len(low) == 20 and all(p["phase"] == "Running" for p in low.values())
+    assert len(st["deletedPods"]) == 60
+    assert {d["reason"] for d in st["deletedPods"].values()} == {"Preempted"}
+    per_node = {}
+    for p in st["pods"].values():
+        per_node.setdefault(p["nodeName"], []).append(p["priority"])
+    assert all(sorted(v) == [0, 10] for v in per_node.values()) and len(per_node) == 20
+
+
+def test_templates_given_as_files_churn_and_strategies():
+    files = [(str(CONFIG.relative_to(DATA)), CONFIG.read_text())]
+    for rel in ("config/churn/node-default.yaml", "config/pod-high-priority-large-cpu.yaml",
+                "config/churn/service-default.yaml", "config/pod-default.yaml"):
+        files.append((rel, (DATA / rel).read_text()))
+    r = import_files(files, test_case="SchedulingWithMixedChurn", workload="1000Nodes")
+    sc = r.scenario
+    assert sum(o["kind"] == "Node" for o in sc["objects"]) == 1000
+    assert sc["objects"][0]["metadata"]["name"] == "node-0-0"   # no template: node-<op>-
+    churn = sc["actions"]
+    assert [(a["at"], a["create"]["kind"], a["create"]["metadata"]["name"]) for a in churn] == [
+        (1.0, "Node", "node-churn-0"), (1.0, "Pod", "pod-h-0")]
+    assert r.report.dropped["Service"]
+    st = run(sc).state()
+    assert sum(p["phase"] == "Running" for p in st["pods"].values()) == 1000
+    # the churned pod asks for more CPU than any node has (the template's point): it waits
+    churned = st["pods"]["namespace-1/pod-h-0"]
+    assert churned["phase"] == "Pending" and "NodeResourcesFit" in churned["unschedulablePlugins"]
+
+
+def test_label_strategy_and_unknown_choices():
+    cases = [{"name": "Labels", "workloadTemplate": [
+        {"opcode": "createNodes", "countParam": "$n", "labelNodePrepareStrategy": {"labelKey": "zone", "labelValues": ["a", "b"]}},
+        {"opcode": "createNodes", "count": 2, "uniqueNodeLabelStrategy": {"labelKey": "uniq"}},
+        {"opcode": "createNodes", "count": 1, "nodeAllocatableStrategy": {"nodeAllocatable": {"cpu": "8"}}},
+        {"opcode": "createPods", "countParam": "$n", "collectMetrics": True, "skipWaitToCompletion": False},
+        {"opcode": "barrier"}, {"opcode": "sleep", "duration": "5s"},
+        {"opcode": "createPods", "count": 1, "namespace": "late"}],
+        "workloads": [{"name": "w", "params": {"n": 3}}]}]
+    sc = import_files([("perf.yaml", yaml.safe_dump(cases))]).scenario
+    nodes = [o for o in sc["objects"] if o["kind"] == "Node"]
+    assert [n["metadata"]["labels"].get("zone") for n in nodes] == ["a", "b", "a", None, None, None]
+    assert [n["metadata"]["labels"].get("uniq") for n in nodes[3:5]] == ["node-1-3", "node-1-4"]
+    assert nodes[5]["status"]["allocatable"]["cpu"] == "8"
+    assert [a["at"] for a in sc["actions"]] == [6.0]   # 1s after the waiting createPods, then sleep 5s
+
+    def refused(**kw):
+        with pytest.raises(ScenarioError) as e:
+            import_files([("perf.yaml", yaml.safe_dump(cases))], **kw)
+        return e.value.problems
+    assert refused(workload="x") == ['perf.yaml: Labels.workloads: has no workload named "x" (one of w)']
+    assert refused(test_case="Nope") == ['perf.yaml: has no test case named "Nope" (one of Labels)']
+    cases[0]["workloads"][0]["params"] = {}
+    assert refused()[0] == 'perf.yaml: Labels.workloadTemplate[0].countParam: "$n" is not a parameter of the workload (it has none)'
+
+
+def test_missing_templates_and_dra_ops_are_refused():
+    with pytest.raises(ScenarioError) as e:
+        import_files([("performance-config.yaml", CONFIG.read_text())], test_case="PreemptionBasic", workload="500Nodes")
+    assert e.value.problems == [
+        "performance-config.yaml: PreemptionBasic.workloadTemplate[1].podTemplatePath: the template "
+        "config/pod-low-priority.yaml was not given (add it to the files imported)",
+        "performance-config.yaml: PreemptionBasic.workloadTemplate[2].podTemplatePath: the template "
+        "config/pod-high-priority.yaml was not given (add it to the files imported)"]
+    with pytest.raises(ScenarioError) as e:
+        import_paths([CONFIG], test_case="SchedulingWithResourceClaimTemplate", workload="fast")
+    assert any('"createResourceClaimTemplate" is not supported: dynamic resource allocation is not modelled' in p
+               for p in e.value.problems)
+    with pytest.raises(ScenarioError) as e:
+        import_paths([CONFIG])
+    assert e.value.problems[0].endswith("holds 23 test cases; choose one with --test-case (one of SchedulingBasic, "
+                                        "SchedulingPodAntiAffinity, SchedulingSecrets, SchedulingInTreePVs, "
+                                        "SchedulingMigratedInTreePVs, SchedulingCSIPVs, SchedulingPodAffinity, "
+                                        "SchedulingPreferredPodAffinity, SchedulingPreferredPodAntiAffinity, "
+                                        "SchedulingNodeAffinity, TopologySpreading, PreferredTopologySpreading, "
+                                        "MixedSchedulingBasePod, PreemptionBasic, PreemptionPVs, Unschedulable, "
+                                        "SchedulingWithMixedChurn, SchedulingRequiredPodAntiAffinityWithNSSelector, "
+                                        "SchedulingPreferredAntiAffinityWithNSSelector, "
+                                        "SchedulingRequiredPodAffinityWithNSSelector, "
+                                        "SchedulingPreferredAffinityWithNSSelector, SchedulingWithNodeInclusionPolicy, "
+                                        "SchedulingWithResourceClaimTemplate)")
+
+
+def test_pvc_test_case_reports_what_it_dropped():
+    r = import_paths([CONFIG], test_case="SchedulingInTreePVs", workload="500Nodes")
+    assert r.report.dropped["PersistentVolumeClaim"] == {
+        "volumes are not modelled yet: the engine has no volume plugins (VolumeBinding, VolumeRestrictions, "
+        "VolumeZone, NodeVolumeLimits)": 1500}
