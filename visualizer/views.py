@@ -130,7 +130,7 @@ def _session_page(request, session, role):
         "speeds": runner.SPEEDS,
         "event_types": EVENT_TYPES,
         "exports": list(EXPORTS),
-        "export_token": session.presenter_token if role == "presenter" else session.follower_token,
+        "export_token": session.follower_token,   # same download; never print the presenter token
     })
     return render(request, "visualizer/session.html", ctx)
 
