@@ -7,6 +7,8 @@ urlpatterns = [
     path("sessions/", views.start_session, name="start-session"),
     path("s/<str:token>/", views.session_presenter, name="session-presenter"),
     path("w/<str:token>/", views.session_follower, name="session-follower"),
+    path("s/<str:token>/history/", views.pod_history_presenter, name="pod-history-presenter"),
+    path("w/<str:token>/history/", views.pod_history_follower, name="pod-history-follower"),
     path("healthz", views.healthz, name="healthz"),
     path("metrics", views.prometheus_metrics, name="metrics"),
 ]

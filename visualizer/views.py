@@ -11,13 +11,14 @@ from django.views.decorators.http import require_POST
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from engine import ScenarioError
-from visualizer import metrics, presenters, runner
+from engine.errors import EngineError
+from visualizer import history, metrics, plugins, presenters, runner
 from visualizer.models import Session
 from visualizer.scenarios import find_entry, list_scenarios
 
 EVENT_TYPES = ("Action", "ActionSkipped", "BindFailed", "Bound", "CycleEnd", "CycleSkipped", "CycleStart",
                "FilterStopped", "HostSelected", "NominatedNodeEvaluated", "Nomination", "PluginResult",
-               "PodDeleted", "PodRemoved", "PreemptionCandidate", "PreemptionDryRunStop",
+               "PluginError", "PodDeleted", "PodRemoved", "PreemptionCandidate", "PreemptionDryRunStop",
                "PreemptionIneligible", "PreemptionNodeResult", "PreemptionPick", "QueueTransition",
                "ReprieveFits", "ReprieveStart", "ReprieveStep")
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
@@ -28,7 +29,8 @@ def library(request, problems=(), pasted="", status=200):
     upload form (with the problems of a rejected scenario)."""
     scenarios = list_scenarios(settings.SCENARIO_FIXTURES_DIR)
     return render(request, "visualizer/library.html",
-                  {"scenarios": scenarios, "problems": list(problems), "pasted": pasted}, status=status)
+                  {"scenarios": scenarios, "problems": list(problems), "pasted": pasted,
+                   "plugins": plugins.loaded(), "plugin_problems": plugins.problems()}, status=status)
 
 
 @require_POST
@@ -72,10 +74,43 @@ def _session_page(request, session, role):
         "follower_url": request.build_absolute_uri(reverse("session-follower", args=[session.follower_token])),
         "presenter_url": request.build_absolute_uri(reverse("session-presenter", args=[session.presenter_token]))
         if role == "presenter" else "",
+        "history_url": reverse("pod-history-presenter" if role == "presenter" else "pod-history-follower",
+                               args=[session.presenter_token if role == "presenter" else session.follower_token]),
         "speeds": runner.SPEEDS,
         "event_types": EVENT_TYPES,
     })
     return render(request, "visualizer/session.html", ctx)
+
+
+def _pod_history(request, session, role, token):
+    """A pod's history (``?pod=namespace/name``), as an htmx fragment for the session page's
+    history panel, or as a page of its own.  Presenters and followers alike: it only reads."""
+    pod = request.GET.get("pod", "")
+    if not isinstance(pod, str) or not pod.strip() or len(pod) > history.MAX_POD_KEY:
+        ctx = {"history": {"pod": pod[:history.MAX_POD_KEY], "problem": "Name a pod: ?pod=namespace/name"}}
+        status = 400
+    else:
+        pod = pod.strip()
+        try:
+            with runner.open_live(session.pk) as live:
+                ctx = {"history": history.pod_history(live, pod)}
+            status = 200 if ctx["history"]["found"] else 404
+        except EngineError as e:
+            ctx = {"history": {"pod": pod, "problem": f"This session cannot be rebuilt here: {e}"}}
+            status = 503
+    view = "session-presenter" if role == "presenter" else "session-follower"
+    ctx["session_url"] = reverse(view, args=[token])
+    if request.htmx:   # htmx swaps 2xx answers only: the fragment says what went wrong
+        return render(request, "visualizer/partials/_pod_history.html", ctx)
+    return render(request, "visualizer/pod_history.html", ctx, status=status)
+
+
+def pod_history_presenter(request, token):
+    return _pod_history(request, get_object_or_404(Session, presenter_token=token), "presenter", token)
+
+
+def pod_history_follower(request, token):
+    return _pod_history(request, get_object_or_404(Session, follower_token=token), "follower", token)
 
 
 def session_presenter(request, token):
