@@ -2,8 +2,8 @@
    current cycle's pod, an event of the log) loads that pod's history with htmx into the dock
    beside the page. The dock lies outside the panels the WebSocket replaces, so it stays open
    while the session moves, and it is fetched again when the position changes.
-   Also keeps open the <details> (a plugin error's traceback, say) a reader opened, across
-   the frames that replace the panels. */
+   Also keeps open the <details> and popovers (a plugin error's traceback) a reader opened,
+   across the frames that replace the panels; Escape closes the traceback, then the history. */
 (function () {
   "use strict";
   var session = document.querySelector("[data-session]");
@@ -29,6 +29,7 @@
     current = pod;
     loading = true;
     dock.hidden = false;
+    document.body.classList.add("history-open");
     htmx.ajax("GET", url + "?pod=" + encodeURIComponent(pod), {target: "#pod-history", swap: "outerHTML"})
       .finally(function () { loading = false; reopen(); });
   }
@@ -37,6 +38,7 @@
     current = null;
     if (dock) {
       dock.hidden = true;
+      document.body.classList.remove("history-open");
       var panel = document.getElementById("pod-history");
       if (panel) { panel.replaceWith(Object.assign(document.createElement("div"), {id: "pod-history"})); }
     }
@@ -51,8 +53,12 @@
     if (el && session.contains(el)) { load(podOf(el)); }
   });
 
-  session.addEventListener("keydown", function (ev) {
-    if (ev.key === "Escape" && current) { close(); return; }
+  document.addEventListener("keydown", function (ev) {
+    if (ev.key === "Escape") {
+      var pops = document.querySelectorAll(".plugin-error-pop:popover-open");
+      if (pops.length) { pops.forEach(function (p) { p.hidePopover(); }); return; }
+      if (current) { close(); return; }
+    }
     if (ev.key !== "Enter") { return; }
     var el = ev.target.closest && ev.target.closest(POD);
     if (el && el === ev.target) { ev.preventDefault(); load(podOf(el)); }
@@ -68,18 +74,27 @@
     });
   }
 
-  // <details> kept open across frames, by their data-keep-open key
+  // <details> and popovers kept open across the frames that replace them, by data-keep-open
   var open = new Set();
   document.addEventListener("toggle", function (ev) {
-    var d = ev.target;
-    if (!d.matches || !d.matches("details[data-keep-open]")) { return; }
-    var key = d.getAttribute("data-keep-open");
-    if (d.open) { open.add(key); } else { open.delete(key); }
+    var el = ev.target;
+    if (!el.getAttribute || !el.hasAttribute("data-keep-open")) { return; }
+    var key = el.getAttribute("data-keep-open");
+    var isOpen = el.tagName === "DETAILS" ? el.open : ev.newState === "open";
+    if (isOpen) { open.add(key); } else { open.delete(key); }
+    if (isOpen && el.tagName !== "DETAILS") {   // one traceback card at a time
+      document.querySelectorAll(".plugin-error-pop:popover-open").forEach(function (other) {
+        if (other !== el) { other.hidePopover(); }
+      });
+    }
   }, true);
   function reopen() {
     open.forEach(function (key) {
-      document.querySelectorAll('details[data-keep-open="' + CSS.escape(key) + '"]').forEach(function (d) {
-        d.open = true;
+      document.querySelectorAll('[data-keep-open="' + CSS.escape(key) + '"]').forEach(function (el) {
+        if (el.tagName === "DETAILS") { el.open = true; }
+        else if (el.showPopover && !el.matches(":popover-open")) {
+          try { el.showPopover(); } catch (e) { /* not connected any more */ }
+        }
       });
     });
   }

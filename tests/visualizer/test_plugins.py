@@ -196,7 +196,7 @@ async def test_a_session_whose_plugin_raises_on_some_nodes_keeps_working_over_th
     assert 'data-cycle-result="Error"' in second
     error_cell = re.search(r'<tr data-filter-node="edge-1".*?</tr>', second, re.S).group(0)
     assert 'data-plugin="ZonePin" data-code="Error"' in error_cell
-    assert "<summary>⚠ KeyError</summary>" in error_cell
+    assert "⚠ Error: KeyError</button>" in error_cell
     assert f"<code>{zone_pin}:{ZONE_PIN_BUG_LINE} in filter</code>" in error_cell
     assert "&#x27;topology.kubernetes.io/zone&#x27;" in error_cell
     assert "data-cycle-errors" in second
