@@ -16,6 +16,7 @@ import os
 import sys
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 from engine.plugins import loader
 
@@ -62,6 +63,17 @@ def load_configured(env_value: str | None = None, entry_points: bool = True, str
         for problem in found:
             print(f"kube-scheduler visualizer: plugin not loaded: {problem}", file=out, flush=True)
         return list(found)
+
+
+def watch_failed_files(sender, **kwargs) -> None:
+    """``autoreload_started`` receiver: the development server (``runserver``, which
+    scripts/run.sh starts) restarts when a plugin file that failed to load is saved, as it does
+    for the files that loaded (every imported module is watched).  So fixing a SyntaxError is
+    enough to see the plugin load."""
+    for problem in _problems:
+        src = problem.source
+        if problem.via == loader.ENV_VAR and (src.endswith(".py") or os.sep in src) and os.path.isfile(src):
+            sender.extra_files.add(Path(os.path.abspath(src)))
 
 
 def problems() -> list:

@@ -266,3 +266,14 @@ def test_the_pod_history_as_a_page_and_its_errors(client, scenario_text):
     assert client.get(f"/w/{session.presenter_token}/history/", {"pod": "default/small"}).status_code == 404
     missing = client.get(base, {"pod": "default/nobody"}, HTTP_HX_REQUEST="true")
     assert missing.status_code == 200 and "No pod default/nobody" in missing.content.decode()
+
+
+def test_the_development_server_watches_a_plugin_file_that_failed_to_load(tmp_path, start_state):
+    broken = tmp_path / "wip.py"
+    broken.write_text("def filter(:\n", encoding="utf-8")
+    plugins.load_configured(f"{broken},{tmp_path}/gone.py,no.such.module", entry_points=False, stream=io.StringIO())
+
+    class Reloader:
+        extra_files = set()
+    plugins.watch_failed_files(Reloader)
+    assert Reloader.extra_files == {broken}
