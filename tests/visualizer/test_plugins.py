@@ -81,6 +81,31 @@ def test_a_server_started_with_broken_plugin_sources_reports_each_and_keeps_the_
     assert 'data-loaded-plugin="ZonePin"' in page
 
 
+def test_a_server_loads_the_plugin_modules_installed_packages_advertise(tmp_path):
+    # an installed distribution, as pip leaves it: a module and its entry point
+    site = tmp_path / "site"
+    (site / "acme_plugins").mkdir(parents=True)
+    (site / "acme_plugins" / "__init__.py").write_text("")
+    (site / "acme_plugins" / "zone_pin.py").write_text(ZONE_PIN, encoding="utf-8")
+    (site / "acme_broken.py").write_text("PLUGINS = 'ZonePin'\n", encoding="utf-8")
+    info = site / "acme_plugins-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-plugins\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        "[kube_scheduler_visualizer.plugins]\nzonepin = acme_plugins.zone_pin\nbroken = acme_broken\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "SCHEDULER_PLUGINS")}
+    env.update(DJANGO_SETTINGS_MODULE="visualizer.settings", DATABASE_PATH=str(tmp_path / "db.sqlite3"),
+               PYTHONPATH=f"{site}{os.pathsep}{ROOT}")
+    result = subprocess.run([sys.executable, "-c", SHOW_LIBRARY], cwd=ROOT, env=env, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert ("plugin not loaded: entry point: entry point broken = acme_broken: PLUGINS must be a mapping "
+            "of name to factory, not str") in result.stderr
+    assert 'data-loaded-plugin="ZonePin"' in result.stdout
+    assert str(site / "acme_plugins" / "zone_pin.py") in result.stdout
+    assert 'data-plugin-load-error="entry point broken = acme_broken"' in result.stdout
+
+
 def test_load_configured_loads_once_and_reports_problems(tmp_path, start_state):
     good = write_plugin(tmp_path)
     out = io.StringIO()
