@@ -65,8 +65,14 @@ def start_session(request):
 
 
 def _session_page(request, session, role):
-    with runner.open_live(session.pk) as live:
-        ctx = presenters.context(live)
+    try:
+        with runner.open_live(session.pk) as live:
+            ctx = presenters.context(live)
+    except EngineError as e:
+        # e.g. the session runs an out-of-tree plugin this server was started without
+        return render(request, "visualizer/session_unavailable.html", {
+            "session": session, "problems": getattr(e, "problems", None) or [str(e)],
+            "plugins": plugins.loaded(), "plugin_problems": plugins.problems()}, status=503)
     ctx.update({
         "role": role,
         "ws_path": f"/ws/{'s' if role == 'presenter' else 'w'}/"

@@ -302,3 +302,31 @@ def test_the_development_server_watches_a_plugin_file_that_failed_to_load(tmp_pa
         extra_files = set()
     plugins.watch_failed_files(Reloader)
     assert Reloader.extra_files == {broken}
+
+
+@pytest.mark.django_db
+def test_a_session_whose_plugin_is_not_loaded_any_more_says_so_instead_of_failing(client, tmp_path):
+    path = str(write_plugin(tmp_path))
+    loader.load(path)
+    try:
+        session = runner.create_session(ZONES, "zones.yaml")
+        runner.control(session.pk, {"action": "step-cycle"})
+    finally:
+        loader.unload(path)
+    runner.reset()                      # as a server restarted without SCHEDULER_PLUGINS
+    for url in (f"/s/{session.presenter_token}/", f"/w/{session.follower_token}/"):
+        response = client.get(url)
+        assert response.status_code == 503
+        html = response.content.decode()
+        assert "data-session-unavailable" in html and "ws-connect" not in html
+        assert "&#x27;ZonePin&#x27; is not a known plugin" in html
+        assert "SCHEDULER_PLUGINS=path/to/my_plugin.py" in html
+    history = client.get(f"/s/{session.presenter_token}/history/", {"pod": "default/web"})
+    assert history.status_code == 503 and "cannot be rebuilt here" in history.content.decode()
+    # loaded again, the session resumes where it was
+    loader.load(path)
+    try:
+        response = client.get(f"/s/{session.presenter_token}/")
+        assert response.status_code == 200 and 'data-cycle-result="Scheduled"' in response.content.decode()
+    finally:
+        loader.unload(path)
