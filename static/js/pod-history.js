@@ -99,11 +99,26 @@
     });
   }
 
+  // follow the session: fetch the history again when the position changed, at most once a
+  // second (playing at full speed sends ten frames a second)
+  var lastLoad = 0;
+  var timer = null;
+  function refresh() {
+    var panel = document.getElementById("pod-history");
+    if (!current || loading || !panel || panel.getAttribute("data-position") === position()) { return; }
+    var wait = 1000 - (Date.now() - lastLoad);
+    if (wait > 0) {
+      if (!timer) { timer = setTimeout(function () { timer = null; refresh(); }, wait); }
+      return;
+    }
+    lastLoad = Date.now();
+    load(current);
+  }
+
   session.addEventListener("htmx:wsAfterMessage", function () {
     mark();
     reopen();
-    var panel = document.getElementById("pod-history");
-    if (current && !loading && panel && panel.getAttribute("data-position") !== position()) { load(current); }
+    refresh();
   });
   mark();
 })();
