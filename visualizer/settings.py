@@ -8,6 +8,8 @@ Everything a deployment changes comes from the environment:
     DATABASE_PATH         SQLite file (default: BASE_DIR/db.sqlite3)
     REDIS_URL             if set, Channels uses Redis; otherwise an in-process layer
     SCENARIO_FIXTURES_DIR directory of scenario files for the library (default: BASE_DIR/fixtures)
+    SCHEDULER_PLUGINS     out-of-tree plugins loaded at start (visualizer/plugins.py): .py paths or
+                          module names, comma-separated
 """
 import os
 from pathlib import Path
