@@ -389,3 +389,13 @@ def test_a_score_call_that_raised_and_a_prefilter_that_returned_garbage_render_a
         assert "PreFilter returned &#x27;oops&#x27; (str)" in prefilter
     finally:
         loader.unload(path)
+
+
+def test_a_plugin_error_event_reads_as_a_failure_in_the_log():
+    from visualizer import presenters
+    event = {"seq": 7, "time": 1.0, "type": "PluginError", "pod": "default/a", "cycle": 3, "point": "QueueSort",
+             "plugin": "Fifo", "node": None,
+             "error": {"type": "TypeError", "message": "'<' not supported", "frames": ["fifo.py:9 in less"]}}
+    assert presenters.summary(event) == "QueueSort Fifo failed: TypeError: '<' not supported at fifo.py:9"
+    row = presenters.log([event], 1)["rows"][0]
+    assert row["failed"] and row["pods"] == ["default/a"]
