@@ -1,7 +1,27 @@
 #!/usr/bin/env bash
 # Run the app at http://127.0.0.1:8000/ (Daphne-backed runserver: HTTP, WebSockets, static).
 # ADDR overrides the address, e.g. ADDR=0.0.0.0:8000 bash scripts/run.sh
+# SCHEDULER_PLUGINS=path/to/my_plugin.py[,other.py,my.module] loads out-of-tree plugins at start;
+# relative paths are taken from where you run this script (the server runs in the project root).
 set -euo pipefail
+
+if [ -n "${SCHEDULER_PLUGINS:-}" ]; then
+  resolved=""
+  IFS=',' read -r -a specs <<< "$SCHEDULER_PLUGINS"
+  for spec in "${specs[@]}"; do
+    spec="${spec#"${spec%%[![:space:]]*}"}"
+    spec="${spec%"${spec##*[![:space:]]}"}"
+    [ -z "$spec" ] && continue
+    case "$spec" in
+      /*) ;;
+      "~/"*) spec="$HOME/${spec#"~/"}" ;;
+      *.py|*/*) spec="$PWD/$spec" ;;
+    esac
+    resolved="${resolved:+$resolved,}$spec"
+  done
+  export SCHEDULER_PLUGINS="$resolved"
+fi
+
 cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh requirements.txt

@@ -344,13 +344,20 @@ def current_cycle(events: list, position: int, index: TraceIndex) -> dict | None
     i = index.last_cycle_start(position)
     if i is None:
         return None
+    return cycle_at(events, i, position)
+
+
+def cycle_at(events: list, i: int, position: int) -> dict:
+    """The scheduling cycle whose CycleStart (or CycleSkipped) is ``events[i]``, as far as the
+    first ``position`` events show it: its Filter matrix (each cell with its status code), its
+    scores (raw, normalised, weighted), its outcome, and the errors of out-of-tree plugins."""
     start = events[i]
     cycle, pod = start.get("cycle"), start["pod"]
     ctx = {"pod": pod, "cycle": cycle, "attempts": start.get("attempts"), "priority": start.get("priority"),
            "time": seconds(start["time"]), "skipped": start["type"] == "CycleSkipped",
            "skip_reason": start.get("reason", ""), "points": [], "prefilter": [], "filter": None,
            "scores": None, "host": None, "end": None, "nominated": None, "stopped": None,
-           "postfilter": [], "bind": [], "bound": None}
+           "postfilter": [], "bind": [], "bound": None, "errors": []}
     if ctx["skipped"]:
         return ctx
     seen_points = []
@@ -359,7 +366,11 @@ def current_cycle(events: list, position: int, index: TraceIndex) -> dict | None
     for e in events[i + 1:position]:
         t = e["type"]
         if t == "PluginResult":
-            if e.get("cycle") != cycle or e.get("pod") != pod or e.get("dryRun"):
+            if e.get("cycle") != cycle or e.get("pod") != pod:
+                continue
+            if e.get("error"):
+                ctx["errors"].append(_result(e))
+            if e.get("dryRun"):
                 continue
             point = e["point"]
             if point not in seen_points:
@@ -373,6 +384,8 @@ def current_cycle(events: list, position: int, index: TraceIndex) -> dict | None
                 if plugin not in filter_plugins:
                     filter_plugins.append(plugin)
                 cells[(node, plugin)] = _result(e)
+            elif point in ("Score", "NormalizeScore") and e.get("node") is None:
+                pass     # a failed call for no node in particular: listed with the cycle's errors
             elif point in ("Score", "NormalizeScore"):
                 node, plugin = e["node"], e["plugin"]
                 if node not in score_nodes:
@@ -384,6 +397,8 @@ def current_cycle(events: list, position: int, index: TraceIndex) -> dict | None
                 ctx["postfilter"].append(_result(e))
             elif point in ("Reserve", "Permit", "PreBind", "Bind", "PostBind", "PreScore"):
                 ctx["bind"].append(_result(e))
+        elif t == "PluginError" and e.get("cycle") == cycle and e.get("pod") == pod:
+            ctx["errors"].append(_result(e))
         elif t == "NominatedNodeEvaluated" and e.get("cycle") == cycle:
             ctx["nominated"] = {"node": e["node"], "fits": e["fits"], "message": e.get("message", "")}
         elif t == "FilterStopped" and e.get("cycle") == cycle:
@@ -396,7 +411,8 @@ def current_cycle(events: list, position: int, index: TraceIndex) -> dict | None
                 ranked = sorted(e["scores"].items(), key=lambda kv: -kv[1])
                 ctx["scores"] = {"plugins": plugins, "final": True, "rows": [
                     {"node": n, "total": total, "selected": n == e["node"], "tied": n in (e.get("ties") or []),
-                     "cells": [e["detail"][n].get(p, {}) for p in plugins]} for n, total in ranked]}
+                     "cells": [dict(_final_score_cell(e["detail"][n].get(p)), plugin=p) for p in plugins]}
+                    for n, total in ranked]}
         elif t == "CycleEnd" and e.get("cycle") == cycle:
             ctx["end"] = {"result": e["result"], "node": e.get("node"), "message": e.get("message", ""),
                           "nominated_node": e.get("nominatedNode"),
@@ -418,7 +434,7 @@ def current_cycle(events: list, position: int, index: TraceIndex) -> dict | None
     if ctx["scores"] is None and score_nodes:
         ctx["scores"] = {"plugins": score_plugins, "final": False, "rows": [
             {"node": n, "total": None, "selected": False, "tied": False,
-             "cells": [_score_cell(raw_scores.get((n, p), {})) for p in score_plugins]}
+             "cells": [dict(_score_cell(raw_scores.get((n, p), {})), plugin=p) for p in score_plugins]}
             for n in score_nodes]}
     if ctx["scores"]:
         rows = ctx["scores"]["rows"]
@@ -429,20 +445,48 @@ def current_cycle(events: list, position: int, index: TraceIndex) -> dict | None
 
 
 def _score_cell(results: dict) -> dict:
+    """A cell of the score table while scoring goes on: the Score call's result (its code, and
+    its error if the call failed), then NormalizeScore's."""
     cell = {}
+    code = None
     if "Score" in results:
         cell["score"] = results["Score"].get("score")
+        code = results["Score"].get("code")
+        if results["Score"].get("error"):
+            cell["error"] = _result(results["Score"])
     if "NormalizeScore" in results:
         cell["normalized"] = results["NormalizeScore"].get("score")
         cell["weighted"] = results["NormalizeScore"].get("weightedScore")
+        if results["NormalizeScore"].get("code") not in (None, SUCCESS):
+            code = results["NormalizeScore"]["code"]
+        if results["NormalizeScore"].get("error"):
+            cell["error"] = _result(results["NormalizeScore"])
+    if code is not None:
+        cell["code"] = code
     return cell
 
 
+def _final_score_cell(detail) -> dict:
+    """A cell of the final score table (HostSelected's detail): every call there succeeded."""
+    if not detail:
+        return {}
+    return {"score": detail.get("score"), "normalized": detail.get("normalized"),
+            "weighted": detail.get("weighted"), "code": SUCCESS}
+
+
 def _result(e) -> dict:
-    ok = e["code"] in (SUCCESS, "Skip")
-    return {"plugin": e["plugin"], "code": e["code"], "ok": ok, "skip": e["code"] == "Skip",
-            "reasons": e.get("reasons") or [], "node": e.get("node"), "score": e.get("score"),
-            "point": e.get("point")}
+    """A plugin call's result (a PluginResult, or a PluginError, whose code is Error)."""
+    code = e.get("code") or "Error"
+    ok = code in (SUCCESS, "Skip")
+    out = {"plugin": e["plugin"], "code": code, "ok": ok, "skip": code == "Skip",
+           "reasons": e.get("reasons") or [], "node": e.get("node"), "score": e.get("score"),
+           "point": e.get("point"), "dry_run": bool(e.get("dryRun"))}
+    err = e.get("error")
+    if isinstance(err, dict):
+        out["error"] = {"type": str(err.get("type") or ""), "message": str(err.get("message") or ""),
+                        "frames": [str(f) for f in (err.get("frames") or [])],
+                        "key": f"{e.get('cycle')}-{e.get('point')}-{e.get('plugin')}-{e.get('node')}-{e.get('seq')}"}
+    return out
 
 
 # ---------------------------------------------------------------------- preemption
@@ -525,6 +569,12 @@ def summary(e: dict) -> str:
             if e.get("weightedScore") is not None:
                 text += f" × weight {e.get('weight')} = {e['weightedScore']}"
         return text + (" [dry run]" if e.get("dryRun") else "")
+    if t == "PluginError":
+        err = e.get("error") or {}
+        where = f" on {e['node']}" if e.get("node") else ""
+        frames = err.get("frames") or []
+        at = f" at {frames[-1].split(' in ')[0]}" if frames else ""
+        return f"{e.get('point')} {e.get('plugin')}{where} failed: {err.get('type')}: {err.get('message')}{at}"
     if t == "Action":
         return f"{e['action']} {e['kind']} {e['name']} ({e.get('place', '')})"
     if t == "ActionSkipped":
@@ -599,7 +649,7 @@ def log(events: list, position: int, log_filter=None) -> dict:
         out.append({"seq": e["seq"], "position": e["seq"] + 1, "time": seconds(e["time"]), "type": e["type"],
                     "pods": sorted(pods), "nodes": sorted(nodes), "message": summary(e),
                     "failed": e.get("code") not in (None, SUCCESS, "Skip") or e.get("result") in ("Unschedulable", "Error")
-                    or e["type"] in ("ActionSkipped", "BindFailed")})
+                    or e["type"] in ("ActionSkipped", "BindFailed", "PluginError")})
     return {"rows": out, "matched": matched, "total": position, "hidden": matched - len(shown),
             "filter": f, "filtered": any(f.values())}
 

@@ -13,10 +13,13 @@ Everything a deployment changes comes from the environment:
     LIVE_SESSION_IDLE_SECONDS  evict a live session unused this long from memory (default 900)
     LIVE_SESSIONS_MAX     live sessions kept in memory at most (default 50)
     SESSION_MEMORY_BUDGET_MB   a session's estimated memory beyond which it stops (default 1024)
+    SCHEDULER_PLUGINS     out-of-tree plugins loaded at start (visualizer/plugins.py): .py paths or
+                          module names, comma-separated
 
 With DJANGO_DEBUG=0 the server refuses to start without DJANGO_SECRET_KEY. Production settings
 (``manage.py check --deploy`` is clean with them): DJANGO_DEBUG=0, DJANGO_SECRET_KEY=<50+
 random characters>, DJANGO_ALLOWED_HOSTS=<your host>, DJANGO_HTTPS=1 (see README.md).
+
 """
 import os
 from pathlib import Path

@@ -11,9 +11,9 @@ urlpatterns = [
     path("docs/examples/", views.docs_file, {"folder": "examples", "filename": ""}, name="docs-examples"),
     path("docs/<str:name>/", views.docs_page, name="docs-page"),
     path("docs/<str:folder>/<str:filename>", views.docs_file, name="docs-file"),
-
-
     path("x/<str:token>/<str:what>", views.session_export, name="session-export"),
+    path("s/<str:token>/history/", views.pod_history_presenter, name="pod-history-presenter"),
+    path("w/<str:token>/history/", views.pod_history_follower, name="pod-history-follower"),
     path("healthz", views.healthz, name="healthz"),
     path("metrics", views.prometheus_metrics, name="metrics"),
 ]

@@ -16,13 +16,14 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 import segno
 
 from engine import ScenarioError
-from visualizer import markdown, metrics, presenters, runner
+from engine.errors import EngineError
+from visualizer import history, markdown, metrics, plugins, presenters, runner
 from visualizer.models import Session
 from visualizer.scenarios import find_entry, list_scenarios
 
 EVENT_TYPES = ("Action", "ActionSkipped", "BindFailed", "Bound", "CycleEnd", "CycleSkipped", "CycleStart",
                "FilterStopped", "HostSelected", "NominatedNodeEvaluated", "Nomination", "PluginResult",
-               "PodDeleted", "PodRemoved", "PreemptionCandidate", "PreemptionDryRunStop",
+               "PluginError", "PodDeleted", "PodRemoved", "PreemptionCandidate", "PreemptionDryRunStop",
                "PreemptionIneligible", "PreemptionNodeResult", "PreemptionPick", "QueueTransition",
                "ReprieveFits", "ReprieveStart", "ReprieveStep")
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
@@ -33,7 +34,8 @@ def library(request, problems=(), pasted="", status=200):
     upload form (with the problems of a rejected scenario)."""
     scenarios = list_scenarios(settings.SCENARIO_FIXTURES_DIR)
     return render(request, "visualizer/library.html",
-                  {"scenarios": scenarios, "problems": list(problems), "pasted": pasted}, status=status)
+                  {"scenarios": scenarios, "problems": list(problems), "pasted": pasted,
+                   "plugins": plugins.loaded(), "plugin_problems": plugins.problems()}, status=status)
 
 
 @require_POST
@@ -117,8 +119,14 @@ def session_export(request, token, what):
 
 def _session_page(request, session, role):
     follower_url = request.build_absolute_uri(reverse("session-follower", args=[session.follower_token]))
-    with runner.open_live(session.pk) as live:
-        ctx = presenters.context(live)
+    try:
+        with runner.open_live(session.pk) as live:
+            ctx = presenters.context(live)
+    except EngineError as e:
+        # e.g. the session runs an out-of-tree plugin this server was started without
+        return render(request, "visualizer/session_unavailable.html", {
+            "session": session, "problems": getattr(e, "problems", None) or [str(e)],
+            "plugins": plugins.loaded(), "plugin_problems": plugins.problems()}, status=503)
     ctx.update({
         "role": role,
         "ws_path": f"/ws/{'s' if role == 'presenter' else 'w'}/"
@@ -127,12 +135,45 @@ def _session_page(request, session, role):
         # The presenter link is never printed (a projected page would hand control to the
         # room): a button copies it. The follower link comes with a QR code for phones.
         "follower_qr": _qr_svg(follower_url) if role == "presenter" else "",
+        # A pod's history is read-only: the follower token's URL serves both roles.
+        "history_url": reverse("pod-history-follower", args=[session.follower_token]),
         "speeds": runner.SPEEDS,
         "event_types": EVENT_TYPES,
         "exports": list(EXPORTS),
         "export_token": session.follower_token,   # same download; never print the presenter token
     })
     return render(request, "visualizer/session.html", ctx)
+
+
+def _pod_history(request, session, role, token):
+    """A pod's history (``?pod=namespace/name``), as an htmx fragment for the session page's
+    history panel, or as a page of its own.  Presenters and followers alike: it only reads."""
+    pod = request.GET.get("pod", "")
+    if not isinstance(pod, str) or not pod.strip() or len(pod) > history.MAX_POD_KEY:
+        ctx = {"history": {"pod": pod[:history.MAX_POD_KEY], "problem": "Name a pod: ?pod=namespace/name"}}
+        status = 400
+    else:
+        pod = pod.strip()
+        try:
+            with runner.open_live(session.pk) as live:
+                ctx = {"history": history.pod_history(live, pod)}
+            status = 200 if ctx["history"]["found"] else 404
+        except EngineError as e:
+            ctx = {"history": {"pod": pod, "problem": f"This session cannot be rebuilt here: {e}"}}
+            status = 503
+    view = "session-presenter" if role == "presenter" else "session-follower"
+    ctx["session_url"] = reverse(view, args=[token])
+    if request.htmx:   # htmx swaps 2xx answers only: the fragment says what went wrong
+        return render(request, "visualizer/partials/_pod_history.html", ctx)
+    return render(request, "visualizer/pod_history.html", ctx, status=status)
+
+
+def pod_history_presenter(request, token):
+    return _pod_history(request, get_object_or_404(Session, presenter_token=token), "presenter", token)
+
+
+def pod_history_follower(request, token):
+    return _pod_history(request, get_object_or_404(Session, follower_token=token), "follower", token)
 
 
 def session_presenter(request, token):

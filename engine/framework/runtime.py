@@ -26,6 +26,19 @@ _ALL_EVENT = ClusterEvent(GVK.WildCard, ActionType.All)
 _SUCCESS = Code.Success
 
 
+def unknown_plugin_hint(name: str) -> str:
+    """What follows "'X' is not a known plugin": a close name if there is one, the out-of-tree
+    plugins loaded, and how to load one (kept on one line: one problem, one line)."""
+    import difflib
+    close = difflib.get_close_matches(name, registry.names(), n=1, cutoff=0.75)
+    mean = f"did you mean {close[0]!r}? " if close else ""
+    loaded = registry.out_of_tree_names()
+    have = (f"out-of-tree plugins loaded: {', '.join(loaded)}" if loaded
+            else "no out-of-tree plugin is loaded")
+    return (f" ({mean}{have}; load a plugin module with --plugins FILE.py or MODULE on the CLI, "
+            f"or SCHEDULER_PLUGINS=FILE.py,... for the server: see docs/writing-plugins.md)")
+
+
 def _code_name(status) -> str:
     return "Success" if status is None else status.code.name
 
@@ -83,7 +96,7 @@ class Framework:
             raise ConfigError([f"{profile.place}.plugins.bind: at least one bind plugin is required"])
         for n in profile.plugin_config:
             if n not in self._instances and registry.get(n) is None:
-                raise ConfigError([f"{profile.place}.pluginConfig: {n!r} is not a known plugin"])
+                raise ConfigError([f"{profile.place}.pluginConfig: {n!r} is not a known plugin{unknown_plugin_hint(n)}"])
         self.score_plugin_weight = weights
         self.pre_enqueue_plugins = self.plugins["preEnqueue"]
         self.queue_sort = self.plugins["queueSort"][0]
@@ -108,7 +121,7 @@ class Framework:
         if factory is None:
             from ..config import VOLUME_PLUGINS
             why = (" (volume plugins are not modelled: the engine has no volumes)"
-                   if name in VOLUME_PLUGINS else "")
+                   if name in VOLUME_PLUGINS else unknown_plugin_hint(name))
             raise ConfigError([f"{profile.place}.plugins: {name!r} is not a known plugin{why}"])
         args = profile.plugin_config.get(name) or {}
         try:

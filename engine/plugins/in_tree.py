@@ -8,9 +8,9 @@ from .noderesources import balanced_allocation, fit
 from .podtopologyspread import plugin as podtopologyspread
 from .registry import IN_TREE as ORIGIN_IN_TREE, register
 
-IN_TREE = [queuesort, schedulinggates, nodeunschedulable, nodename, tainttoleration, nodeaffinity,
-           nodeports, fit, balanced_allocation, imagelocality, interpodaffinity, podtopologyspread,
-           defaultpreemption, defaultbinder]
+_MODULES = [queuesort, schedulinggates, nodeunschedulable, nodename, tainttoleration, nodeaffinity,
+            nodeports, fit, balanced_allocation, imagelocality, interpodaffinity, podtopologyspread,
+            defaultpreemption, defaultbinder]
 
-for _m in IN_TREE:
+for _m in _MODULES:
     register(_m.NAME, _m.new, origin=ORIGIN_IN_TREE)

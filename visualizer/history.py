@@ -1,0 +1,95 @@
+"""A pod's history: every scheduling cycle it had so far, from the revealed trace events only.
+
+Each cycle is built by ``presenters.cycle_at`` (the same Filter matrix, with each cell's status
+code, and the same score table, raw → normalised → weighted, as the Current cycle panel), plus
+what followed it for this pod: the binding's result and the pod's next queue move.  Like every
+panel, it returns plain dicts and never reads beyond the position the session shows.
+"""
+from __future__ import annotations
+
+import bisect
+
+from visualizer.presenters import cycle_at, seconds
+
+HISTORY_CYCLES = 25        # the latest cycles shown in full; earlier ones are counted
+MAX_POD_KEY = 320          # namespace (63) / name (253), with room to spare
+
+
+class PodIndex:
+    """Where each pod's own events are in a session's timeline (its cycle starts, bindings and
+    queue moves), built once and extended as the timeline grows, so a pod's history costs what
+    it shows, not the length of the run (the timeline of a 2,000-node session holds millions of
+    events)."""
+
+    TYPES = frozenset(("CycleStart", "CycleSkipped", "Bound", "BindFailed", "QueueTransition", "PodDeleted"))
+
+    def __init__(self, events: list):
+        self.events = events
+        self.upto = 0
+        self.by_pod: dict = {}
+
+    def extend(self) -> "PodIndex":
+        events, by_pod, types = self.events, self.by_pod, self.TYPES
+        for i in range(self.upto, len(events)):
+            e = events[i]
+            if e["type"] in types:
+                key = e.get("pod")
+                if key is not None:
+                    by_pod.setdefault(key, []).append(i)
+        self.upto = len(events)
+        return self
+
+    def of(self, pod_key: str, position: int) -> list:
+        found = self.by_pod.get(pod_key, [])
+        return found[:bisect.bisect_left(found, position)]
+
+
+def pod_index(live) -> PodIndex:
+    index = getattr(live, "_pod_index", None)
+    if index is None or index.events is not live.timeline:
+        index = PodIndex(live.timeline)
+        live._pod_index = index
+    return index.extend()
+
+
+def pod_history(live, pod_key: str) -> dict:
+    """The history of ``pod_key`` in the session as shown now (``found`` is False for a pod the
+    shown state and the revealed events do not know)."""
+    st = live.stepper
+    events, position = live.timeline, st.position   # the timeline and the shown run agree up to position
+    starts = []            # indices of this pod's CycleStart / CycleSkipped
+    after = {}             # cycle index -> {"bound": ..., "then": ...}
+    own = pod_index(live).of(pod_key, position)
+    for i in own:
+        e = events[i]
+        t = e["type"]
+        if t in ("CycleStart", "CycleSkipped"):
+            starts.append(i)
+            after[i] = {"bound": None, "then": None}
+        elif not starts:
+            continue
+        elif t == "Bound":
+            after[starts[-1]]["bound"] = {"node": e["node"], "time": seconds(e["time"]), "failed": False}
+        elif t == "BindFailed":
+            after[starts[-1]]["bound"] = {"node": e["node"], "time": seconds(e["time"]), "failed": True,
+                                          "reasons": e.get("reasons") or []}
+        elif t == "QueueTransition" and e.get("to") and after[starts[-1]]["then"] is None:
+            after[starts[-1]]["then"] = {"to": e["to"], "time": seconds(e["time"]),
+                                         "message": e.get("message", "")}
+    cycles = []
+    for i in starts[-HISTORY_CYCLES:]:
+        c = cycle_at(events, i, position)
+        c["then"] = after[i]["then"]
+        if after[i]["bound"] is not None:
+            c["bound"] = after[i]["bound"]
+        cycles.append(c)
+    info = st.state()["pods"].get(pod_key)
+    state = None
+    if info is not None and st.at_unit_boundary:   # mid-unit, the engine's state is ahead of the page
+        state = {"phase": info.get("phase"), "node": info.get("nodeName"), "queue": info.get("queue"),
+                 "attempts": info.get("attempts"), "nominated": info.get("nominatedNodeName"),
+                 "plugins": info.get("unschedulablePlugins") or [], "gated": info.get("gated", False)}
+    return {"pod": pod_key, "found": bool(own) or info is not None, "position": position,
+            "time": seconds(events[position - 1]["time"]) if position else "0",
+            "cycles": cycles, "total": len(starts), "hidden": max(0, len(starts) - HISTORY_CYCLES),
+            "errors": sum(len(c.get("errors") or []) for c in cycles), "state": state}
