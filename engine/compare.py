@@ -110,6 +110,19 @@ def _go_to(st: Stepper, position, time_us, limit) -> bool:
     return st.position < limit
 
 
+def head_of(st: Stepper) -> tuple:
+    """Where a run stands, as (position, time_us) for :func:`drive`: a run that has done
+    everything due up to its clock (nothing buffered, nothing more due at this instant) is at
+    (None, clock), so the other run goes to the same virtual time whatever number of events it
+    takes; a run stopped inside an instant (stepped by event, point or cycle) is at
+    (events revealed, clock)."""
+    eng = st.engine
+    nxt = eng.next_time()
+    if st.position == len(st.events) and (nxt is None or nxt > eng.now):
+        return None, eng.now
+    return st.position, eng.now
+
+
 def drive(scenario: Scenario, injections=(), *, position=None, time_us=None, label="",
           max_events=MAX_EVENTS) -> Run:
     """One run of ``scenario``.

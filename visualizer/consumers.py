@@ -23,7 +23,7 @@ from visualizer import metrics, presenters, runner
 
 VIEW_ACTIONS = {"filter"}
 CONTROL_ACTIONS = {"step-event", "step-point", "step-cycle", "back", "jump", "run-until", "inject",
-                   "play", "pause"}
+                   "play", "pause", "reload-plugins"}
 
 
 def group_name(session_id) -> str:
@@ -89,6 +89,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
             await self.pause()
             return
         was_playing = runner.stop_play(self.session_id)
+        if not await self.reload_plugins(action):
+            return
         if action == "play":
             await self.play(msg)
             return
@@ -101,6 +103,25 @@ class SessionConsumer(AsyncWebsocketConsumer):
         await self.send_status("info", result["note"] if result["note"] else
                                ("Paused." if was_playing else ""), [])
         await self.publish_now()
+
+    async def reload_plugins(self, action) -> bool:
+        """The presenter's Reload plugins button, and in development (settings.DEBUG) a reload
+        before any control when a plugin file of the session changed (visualizer.changes).
+        Returns whether to go on with ``action``."""
+        from visualizer import changes
+        try:
+            if action == "reload-plugins":
+                note = (await _sync(changes.reload_session)(self.session_id))["note"]
+            else:
+                note = await _sync(changes.maybe_auto_reload)(self.session_id)
+        except runner.ControlError as e:
+            await self.send_status("error", e.title, e.problems)
+            await self.publish_now()
+            return False
+        if note:
+            await self.send_status("info", note, [])
+            await self.publish_now()
+        return action != "reload-plugins"
 
     async def play(self, msg):
         raw = msg.get("speed", 2)

@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from engine import ScenarioError
+from engine import Scenario, ScenarioError
 from visualizer import metrics, presenters, runner
 from visualizer.models import Session
 from visualizer.scenarios import find_entry, list_scenarios
@@ -94,3 +94,47 @@ def prometheus_metrics(request):
     metrics.SESSIONS.set(Session.objects.count())
     metrics.LIVE_SESSIONS.set(runner.live_count())
     return HttpResponse(generate_latest(), content_type=CONTENT_TYPE_LATEST)
+
+
+# ---------------------------------------------------------------------- what changed (changes.py)
+
+def _session_for(token, role):
+    field = "presenter_token" if role == "presenter" else "follower_token"
+    return get_object_or_404(Session, **{field: token})
+
+
+def session_changes(request, token, role="presenter"):
+    """What the last reload of the session's plugins changed (the run recorded with the old
+    code against the replay with the new code)."""
+    from visualizer import changes
+    session = _session_for(token, role)
+    baseline = session.baseline
+    return render(request, "visualizer/changes.html", {
+        "session": session, "role": role, "baseline": baseline,
+        "result": changes.present(baseline["comparison"]) if baseline else None,
+        "code": changes.code_label(session.plugin_code or {}),
+    })
+
+
+def session_compare(request, token, role="presenter"):
+    """Compare two configurations of the session's scenario (a GET shows the form; a POST runs
+    both and shows what changed, or the form's problems)."""
+    from visualizer import changes
+    session = _session_for(token, role)
+    scenario = Scenario.from_text(session.scenario_text, session.source or "<input>")
+    ctx = {"session": session, "role": role, "choices": changes.form_choices(scenario),
+           "form": request.POST if request.method == "POST" else {}, "problems": [], "result": None,
+           "injections": len(session.injections or [])}
+    status = 200
+    if request.method == "POST":
+        try:
+            variation = changes.parse_variation(request.POST, scenario)
+            until = changes.parse_until(request.POST.get("until"))
+            ctx["result"] = changes.present(changes.run_compare(session.pk, variation, until))
+            ctx["variation"] = variation.describe()
+        except ScenarioError as e:
+            ctx["problems"] = e.problems
+            status = 400
+    elif request.method != "GET":
+        return HttpResponse(status=405)
+    return render(request, "visualizer/compare.html", ctx, status=status)
