@@ -23,6 +23,7 @@ are already loaded.
 """
 from __future__ import annotations
 
+import json
 import os
 import threading
 
@@ -36,6 +37,7 @@ from engine.errors import EngineError
 from engine.plugins import loader, registry
 from visualizer import runner
 from visualizer.models import Session
+from visualizer.presenters import seconds
 
 MAX_COMPARE_SECONDS = 24 * 3600     # virtual seconds a comparison may cover
 MAX_SCHEDULER_TEXT = 64 * 1024      # bytes of a pasted scheduler: section
@@ -372,25 +374,28 @@ def _event_view(e, changed_fields) -> dict | None:
     for k, v in e.items():
         if k in ("seq", "type", "time"):
             continue
-        if isinstance(v, (list, dict)):
-            import json
-            v = json.dumps(v, ensure_ascii=False)
-        fields.append({"name": k, "value": "null" if v is None else v, "changed": k in changed_fields})
-    return {"type": e["type"], "time": e["time"], "fields": fields}
+        if not isinstance(v, str):
+            v = json.dumps(v, ensure_ascii=False)      # as the trace writes it: null, true, [..]
+        fields.append({"name": k, "value": v, "changed": k in changed_fields})
+    return {"type": e["type"], "time": seconds(e["time"]), "fields": fields}
 
 
 def present(result: dict) -> dict:
     """A comparison with what the "what changed" partial iterates over (the stored comparison
     itself is left as it is)."""
     out = dict(result)
+    out["a"] = dict(result["a"], time=seconds(result["a"]["time"]))
+    out["b"] = dict(result["b"], time=seconds(result["b"]["time"]))
     d = result.get("divergence")
     if d:
         d = dict(d)
+        d["time"] = seconds(d["time"])
         d["events"] = [("a", _event_view(d.get("a"), d.get("fields") or [])),
                        ("b", _event_view(d.get("b"), d.get("fields") or []))]
         if d.get("side_by_side"):
             s = dict(d["side_by_side"])
-            s["sides"] = [("a", s.get("a")), ("b", s.get("b"))]
+            s["sides"] = [(side, dict(c, time=seconds(c["time"])) if c else None)
+                          for side, c in (("a", s.get("a")), ("b", s.get("b")))]
             d["side_by_side"] = s
         out["divergence"] = d
     return out
