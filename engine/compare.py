@@ -30,6 +30,7 @@ at the same virtual time.  The target of a run (its *head*) follows the same rul
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass, field
 
 from .errors import ScenarioError
@@ -472,19 +473,19 @@ def side_by_side(a: dict | None, b: dict | None) -> dict:
 
 # ---------------------------------------------------------------------- what changed
 
-def _same(x: dict, y: dict) -> bool:
-    """Two trace events are the same event when every field but ``seq`` is equal."""
-    if x.keys() - {"seq"} != y.keys() - {"seq"}:
+def _same(x: dict, y: dict, ignore=("seq",)) -> bool:
+    """Two trace events are the same event when every field but ``ignore`` is equal."""
+    if x.keys() - set(ignore) != y.keys() - set(ignore):
         return False
-    return all(x[k] == y[k] for k in x if k != "seq")
+    return all(x[k] == y[k] for k in x if k not in ignore)
 
 
-def first_divergence(ea: list, eb: list):
-    """The index of the first trace event that differs between two runs (``seq`` aside), or
-    None when one trace is the other's prefix of the same length (no difference)."""
+def first_divergence(ea: list, eb: list, ignore=("seq",)):
+    """The index of the first trace event that differs between two runs (the fields in
+    ``ignore`` aside), or None when the traces are the same length and agree."""
     n = min(len(ea), len(eb))
     for i in range(n):
-        if not _same(ea[i], eb[i]):
+        if not _same(ea[i], eb[i], ignore):
             return i
     return None if len(ea) == len(eb) else n
 
@@ -511,29 +512,41 @@ def changed_pods(sa: dict, sb: dict) -> list:
     return out
 
 
+def _divergence(a: Run, b: Run, i: int) -> dict:
+    ev_a = a.events[i] if i < len(a.events) else None
+    ev_b = b.events[i] if i < len(b.events) else None
+    ca = _cycle_bounds(a.events, i) if ev_a is not None else (_cycle_bounds(a.events, i - 1) if i else None)
+    cb = _cycle_bounds(b.events, i) if ev_b is not None else (_cycle_bounds(b.events, i - 1) if i else None)
+    res_a = cycle_results(a.events, ca) if ca is not None else None
+    res_b = cycle_results(b.events, cb) if cb is not None else None
+    fields = []
+    if ev_a is not None and ev_b is not None:
+        fields = sorted(k for k in set(ev_a) | set(ev_b) if k != "seq" and ev_a.get(k) != ev_b.get(k))
+    return {"index": i, "time": min(e["time"] for e in (ev_a, ev_b) if e is not None), "a": ev_a, "b": ev_b, "fields": fields,
+            "cycle_a": ca, "cycle_b": cb,
+            "side_by_side": side_by_side(res_a, res_b) if (res_a or res_b) else None}
+
+
 def compare(a: Run, b: Run) -> dict:
-    """What changed from run A to run B (JSON-ready; see the module docstring)."""
+    """What changed from run A to run B (JSON-ready; see the module docstring).
+
+    ``divergence`` is the first trace event that differs (``seq`` aside).  When it differs
+    only in its ``message`` (the same thing happened, explained by another rule, as with a
+    feature gate), ``effect`` is the first event that differs in anything else: the first
+    place where something else happened."""
     i = first_divergence(a.events, b.events)
-    divergence = None
-    if i is not None:
-        ev_a = a.events[i] if i < len(a.events) else None
-        ev_b = b.events[i] if i < len(b.events) else None
-        ca = _cycle_bounds(a.events, i) if ev_a is not None else (_cycle_bounds(a.events, i - 1) if i else None)
-        cb = _cycle_bounds(b.events, i) if ev_b is not None else (_cycle_bounds(b.events, i - 1) if i else None)
-        res_a = cycle_results(a.events, ca) if ca is not None else None
-        res_b = cycle_results(b.events, cb) if cb is not None else None
-        fields = []
-        if ev_a is not None and ev_b is not None:
-            fields = sorted(k for k in set(ev_a) | set(ev_b) if k != "seq" and ev_a.get(k) != ev_b.get(k))
-        divergence = {"index": i, "time": (ev_a or ev_b)["time"], "a": ev_a, "b": ev_b, "fields": fields,
-                      "cycle_a": ca, "cycle_b": cb,
-                      "side_by_side": side_by_side(res_a, res_b) if (res_a or res_b) else None}
+    divergence = _divergence(a, b, i) if i is not None else None
+    effect = None
+    if divergence is not None and divergence["fields"] == ["message"]:
+        j = first_divergence(a.events, b.events, ignore=("seq", "message"))
+        if j is not None:
+            effect = _divergence(a, b, j)
     pods = changed_pods(a.state, b.state)
     state_keys = ("schedulingCycle", "moveRequestCycle", "time")
     run_changes = [{"field": k, "a": a.state.get(k), "b": b.state.get(k)} for k in state_keys
                    if a.state.get(k) != b.state.get(k)]
     return {"a": a.describe(), "b": b.describe(), "identical": i is None and not pods and not run_changes,
-            "pods": pods, "divergence": divergence, "run": run_changes}
+            "pods": pods, "divergence": divergence, "effect": effect, "run": run_changes}
 
 
 def compare_scenarios(scenario_a: Scenario, scenario_b: Scenario, injections=(), *, position=None,
@@ -579,7 +592,42 @@ def event_text(e) -> str:
     if e is None:
         return "(no event: the run ends here)"
     keys = [k for k in e if k not in ("seq", "time", "type")]
-    return f"{e['type']} at {e['time']:g}s: " + ", ".join(f"{k}={e[k]!r}" for k in keys)
+    return f"{e['type']} at {e['time']:g}s: " + ", ".join(
+        f"{k}={json.dumps(e[k], ensure_ascii=False)}" for k in keys)
+
+
+def _divergence_text(d: dict, head: str) -> list:
+    lines = [f"{head}: trace event {d['index']} ({d['time']:g}s)"
+             + (f", in scheduling cycle {d['cycle_a']}" if d["cycle_a"] is not None else "")
+             + (f" (B: cycle {d['cycle_b']})" if d["cycle_b"] != d["cycle_a"] else "") + ":",
+             f"  A: {event_text(d['a'])}", f"  B: {event_text(d['b'])}"]
+    sbs = d["side_by_side"]
+    if sbs is None:
+        return lines
+    for side in ("a", "b"):
+        c = sbs[side]
+        if c is None:
+            lines.append(f"  {side.upper()}: no such cycle")
+            continue
+        out = c["result"] or ("skipped" if c["skipped"] else "in flight")
+        lines.append(f"  {side.upper()}: cycle {c['cycle']} of {c['pod']} (attempt {c['attempts']}): {out}"
+                     + (f", selected {c['selected']}" if c["selected"] else ""))
+    for kind, fmt in (("filter", _code), ("scores", _score)):
+        t = sbs[kind]
+        if not t["rows"]:
+            continue
+        lines.append(f"  {'Filter (code A | B)' if kind == 'filter' else 'Score (raw/normalised/weighted A | B)'}:")
+        texts = [[f"{fmt(c['a'])} | {fmt(c['b'])}" for c in r["cells"]] for r in t["rows"]]
+        widths = [max([len(p)] + [len(row[j]) for row in texts]) + 2 for j, p in enumerate(t["plugins"])]
+        nw = max([4] + [len(str(r["node"])) for r in t["rows"]]) + 2
+        lines.append("    " + "node".ljust(nw) + "".join(p.ljust(w) for p, w in zip(t["plugins"], widths)).rstrip())
+        for r, row in zip(t["rows"], texts):
+            mark = "*" if r["changed"] else " "
+            lines.append(f"  {mark} " + str(r["node"]).ljust(nw)
+                         + "".join(x.ljust(w) for x, w in zip(row, widths)).rstrip())
+        if t["hidden"]:
+            lines.append(f"    ... {t['hidden']} more node(s)")
+    return lines
 
 
 def format_text(result: dict) -> str:
@@ -590,7 +638,10 @@ def format_text(result: dict) -> str:
     if result["identical"]:
         lines.append("No difference: the two runs have the same trace and the same pod outcomes.")
         return "\n".join(lines) + "\n"
-    lines.append(f"{len(result['pods'])} pod(s) with a different outcome:")
+    if result["pods"]:
+        lines.append(f"{len(result['pods'])} pod(s) with a different outcome:")
+    else:
+        lines.append("Every pod ends the same way; the runs differ on the way.")
     for p in result["pods"]:
         lines.append(f"  {p['pod']}: {', '.join(p['fields'])}")
         lines.append(f"    A: {_outcome_text(p['a'])}")
@@ -599,34 +650,8 @@ def format_text(result: dict) -> str:
         lines.append(f"{r['field']}: A {r['a']} / B {r['b']}")
     d = result["divergence"]
     if d is not None:
-        lines.append(f"The runs diverge at trace event {d['index']} ({d['time']:g}s)"
-                     + (f", in scheduling cycle {d['cycle_a']}" if d["cycle_a"] is not None else "")
-                     + (f" (B: cycle {d['cycle_b']})" if d["cycle_b"] != d["cycle_a"] else "") + ":")
-        lines.append(f"  A: {event_text(d['a'])}")
-        lines.append(f"  B: {event_text(d['b'])}")
-        sbs = d["side_by_side"]
-        if sbs is not None:
-            for side in ("a", "b"):
-                c = sbs[side]
-                if c is None:
-                    lines.append(f"  {side.upper()}: no such cycle")
-                    continue
-                out = c["result"] or ("skipped" if c["skipped"] else "in flight")
-                lines.append(f"  {side.upper()}: cycle {c['cycle']} of {c['pod']} (attempt {c['attempts']}): {out}"
-                             + (f", selected {c['selected']}" if c["selected"] else ""))
-            for kind, fmt in (("filter", _code), ("scores", _score)):
-                t = sbs[kind]
-                if not t["rows"]:
-                    continue
-                lines.append(f"  {'Filter (code A | B)' if kind == 'filter' else 'Score (raw/normalised/weighted A | B)'}:")
-                texts = [[f"{fmt(c['a'])} | {fmt(c['b'])}" for c in r["cells"]] for r in t["rows"]]
-                widths = [max([len(p)] + [len(row[j]) for row in texts]) + 2 for j, p in enumerate(t["plugins"])]
-                nw = max([4] + [len(str(r["node"])) for r in t["rows"]]) + 2
-                lines.append("    " + "node".ljust(nw) + "".join(p.ljust(w) for p, w in zip(t["plugins"], widths)).rstrip())
-                for r, row in zip(t["rows"], texts):
-                    mark = "*" if r["changed"] else " "
-                    lines.append(f"  {mark} " + str(r["node"]).ljust(nw)
-                                 + "".join(x.ljust(w) for x, w in zip(row, widths)).rstrip())
-                if t["hidden"]:
-                    lines.append(f"    ... {t['hidden']} more node(s)")
+        lines.extend(_divergence_text(d, "The runs diverge"))
+    if result.get("effect") is not None:
+        lines.append("That difference is in the message only (the same thing happened, explained otherwise).")
+        lines.extend(_divergence_text(result["effect"], "The first difference in what happened"))
     return "\n".join(lines) + "\n"

@@ -386,7 +386,13 @@ def present(result: dict) -> dict:
     out = dict(result)
     out["a"] = dict(result["a"], time=seconds(result["a"]["time"]))
     out["b"] = dict(result["b"], time=seconds(result["b"]["time"]))
-    d = result.get("divergence")
+    for key in ("divergence", "effect"):
+        if result.get(key):
+            out[key] = _present_divergence(result[key])
+    return out
+
+
+def _present_divergence(d: dict) -> dict:
     if d:
         d = dict(d)
         d["time"] = seconds(d["time"])
@@ -397,5 +403,4 @@ def present(result: dict) -> dict:
             s["sides"] = [(side, dict(c, time=seconds(c["time"])) if c else None)
                           for side, c in (("a", s.get("a")), ("b", s.get("b")))]
             d["side_by_side"] = s
-        out["divergence"] = d
-    return out
+    return d

@@ -16,6 +16,9 @@ Register it before building an Engine::
     from engine.plugins import registry
     import gpu_only
     registry.register(gpu_only.NAME, gpu_only.new)
+
+or load the file with ``--plugins docs/examples/gpu_only.py`` (CLI) or
+``SCHEDULER_PLUGINS=docs/examples/gpu_only.py`` (server), which read ``PLUGINS`` below.
 """
 from __future__ import annotations
 
@@ -122,3 +125,4 @@ def new(args, handle):
     if problems:
         raise ConfigError(problems)
     return GPUOnly(handle, node_label, resource_name)
+PLUGINS = {NAME: new}   # what --plugins and SCHEDULER_PLUGINS load

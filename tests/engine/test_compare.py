@@ -334,3 +334,30 @@ def test_cli_compare_bad_arguments(args, message):
     assert out.returncode == 2
     assert message in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_a_difference_in_wording_only_points_at_the_first_difference_in_effect():
+    """With the gate off, GPUOnly's rejection is explained by moveRequestCycle instead of the
+    replayed events: the first differing event differs in its message only; ``effect`` is the
+    first event where something else happened (cpu-2's NodeAdd retries the pod)."""
+    source = str(ROOT / "docs" / "examples" / "gpu_only.py")
+    loader.load(source)
+    try:
+        a = Scenario.from_path(ROOT / "docs" / "examples" / "gpu-hints.yaml")
+        b = vary(a, Variation(gates={"SchedulerQueueingHints": False}))
+        result, ra, rb = compare_scenarios(a, b)
+        ea, eb = plain_run(a)[0], plain_run(b)[0]
+    finally:
+        loader.unload(source)
+    d = result["divergence"]
+    assert d["fields"] == ["message"]
+    strip = lambda evs: [{k: v for k, v in e.items() if k not in ("seq", "message")} for e in evs]  # noqa: E731
+    sa, sb = strip(ea), strip(eb)
+    first = next(i for i in range(min(len(sa), len(sb))) if sa[i] != sb[i])
+    assert first > d["index"]
+    eff = result["effect"]
+    assert eff["index"] == first and eff["a"] == ea[first] and eff["b"] == eb[first]
+    assert eff["time"] == min(ea[first]["time"], eb[first]["time"]) == 5.0
+    assert [p["pod"] for p in result["pods"]] == ["default/train"]
+    assert result["pods"][0]["fields"] == ["attempts"]
+    assert "The first difference in what happened" in format_text(result)
