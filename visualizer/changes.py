@@ -23,6 +23,7 @@ are already loaded.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
@@ -40,6 +41,7 @@ from visualizer.models import Session
 from visualizer.presenters import seconds
 
 MAX_COMPARE_SECONDS = 24 * 3600     # virtual seconds a comparison may cover
+MAX_COMPARE_EVENTS = 100_000        # trace events per run of a comparison (bounded memory)
 MAX_SCHEDULER_TEXT = 64 * 1024      # bytes of a pasted scheduler: section
 _configured_lock = threading.Lock()
 _reload_lock = threading.Lock()
@@ -165,7 +167,7 @@ def _summary(comparison: dict) -> dict:
             "cycle": d["cycle_a"] if d else None, "time": d["time"] if d else None}
 
 
-def reload_session(session_id, *, changed_only=False) -> dict:
+def reload_session(session_id, *, changed_only=False, only=None) -> dict:
     """Reload the session's plugin modules and replay it with the new code (module docstring).
 
     Returns {"note": text}. Raises runner.ControlError when there is nothing to reload or the
@@ -175,7 +177,7 @@ def reload_session(session_id, *, changed_only=False) -> dict:
         recorded = row.plugin_code or {}
         sources = session_sources(recorded, live.scenario)
         if changed_only:
-            changed = set(loader.changed_sources())
+            changed = set(loader.changed_sources() if only is None else only)
             sources = [s for s in sources if s in changed]
             if not sources:
                 return {"note": ""}
@@ -240,13 +242,36 @@ def _restore(sources, old_modules, old_plugins) -> None:
                 loader._PLUGINS[n] = lp
 
 
+_auto_failed: dict = {}     # source -> digest of the file version whose automatic reload failed
+
+
+def _file_digest(path) -> str:
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest()[:16]
+    except OSError:
+        return ""
+
+
 def maybe_auto_reload(session_id) -> str:
     """In development (settings.DEBUG): reload the session first if one of its plugin files
-    changed since it was loaded. Returns the note to show ("" when nothing was reloaded);
-    a failed reload is reported through runner.ControlError as a manual one."""
-    if not settings.DEBUG or not loader.changed_sources():
+    changed since it was loaded. Returns the note to show ("" when nothing was reloaded).
+
+    A failed reload is reported once per saved version of the file, through runner.ControlError
+    as a manual one (that control is not carried out); later controls go on with the old code
+    until the file is saved again, so a half-edited file never blocks the session."""
+    if not settings.DEBUG:
         return ""
-    return reload_session(session_id, changed_only=True)["note"]
+    files = {m.source: m.file for m in loader.loaded_modules()}
+    changed = [s for s in loader.changed_sources() if _auto_failed.get(s) != _file_digest(files.get(s))]
+    if not changed:
+        return ""
+    try:
+        return reload_session(session_id, changed_only=True, only=changed)["note"]
+    except runner.ControlError:
+        for s in changed:
+            _auto_failed[s] = _file_digest(files.get(s))
+        raise
 
 
 # ---------------------------------------------------------------------- the session page's panel
@@ -348,8 +373,8 @@ def run_compare(session_id, variation: cmp.Variation, until_us=None) -> dict:
     injections = [(int(i["position"]), int(i["timeUs"]), i["verb"], i["body"]) for i in row.injections]
     label_a = "as the scenario is written"
     label_b = variation.describe()
-    ra = cmp.drive(scenario, injections, time_us=until_us, label=label_a)
-    rb = cmp.drive(scenario_b, injections, time_us=until_us, label=label_b)
+    ra = cmp.drive(scenario, injections, time_us=until_us, label=label_a, max_events=MAX_COMPARE_EVENTS)
+    rb = cmp.drive(scenario_b, injections, time_us=until_us, label=label_b, max_events=MAX_COMPARE_EVENTS)
     return cmp.compare(ra, rb)
 
 

@@ -309,3 +309,63 @@ def test_compare_without_a_plugin_and_with_a_weight(client, plugin):
     html = client.post(url, {"kind": "weight", "weight_plugin": "NodeResourcesFit", "weight": "9"}).content.decode()
     assert "NodeResourcesFit weight 9" in html
     assert client.get("/s/nope/compare/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_a_broken_save_is_reported_once_then_the_session_goes_on(plugin, settings):
+    settings.DEBUG = True
+    session = runner.create_session(SCENARIO, "")
+    assert changes.maybe_auto_reload(session.pk) == ""          # nothing changed yet
+    plugin.write_text("def broken(:\n")
+    with pytest.raises(runner.ControlError) as e:
+        changes.maybe_auto_reload(session.pk)
+    assert e.value.title == "Reload failed: the plugin did not load"
+    assert changes.maybe_auto_reload(session.pk) == ""          # the same broken version: once only
+    plugin.write_text(PLUGIN.format(node="n1"))
+    note = changes.maybe_auto_reload(session.pk)
+    assert note.startswith("Reloaded AvoidNode")
+    assert Session.objects.get(pk=session.pk).plugin_code["AvoidNode"]["digest"] == digest(plugin)
+    settings.DEBUG = False
+    plugin.write_text(PLUGIN.format(node="n2"))
+    assert changes.maybe_auto_reload(session.pk) == ""          # production: only the button reloads
+
+
+@pytest.mark.django_db
+def test_reload_replays_the_injections_and_keeps_a_travelled_back_position(plugin):
+    session = runner.create_session(SCENARIO, "")
+    runner.control(session.pk, {"action": "run-until", "until": "1"})
+    runner.control(session.pk, {"action": "inject", "form": "pod-add",
+                                "manifest": "metadata: {name: late}\nspec:\n  containers:\n"
+                                            "    - {name: c, resources: {requests: {cpu: '1'}}}\n"})
+    runner.control(session.pk, {"action": "run-until", "until": "2"})
+    for _ in range(3):
+        runner.control(session.pk, {"action": "back"})
+    before = Session.objects.get(pk=session.pk)
+    assert before.position == before.high_water - 3
+    with runner.open_live(session.pk) as live:
+        shown_before = live.stepper.events[live.position - 1]["time"]
+    plugin.write_text(PLUGIN.format(node="n1"))
+    changes.reload_session(session.pk)
+    row = Session.objects.get(pk=session.pk)
+    # the same run written as a scenario with the pod created at 1 s, run plainly with the new code
+    as_action = SCENARIO + textwrap.indent(textwrap.dedent("""\
+        actions:
+          - at: 1s
+            create:
+              kind: Pod
+              metadata: {name: late}
+              spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}
+        """), "")
+    expected = final_nodes(as_action)
+    assert expected == {"default/a": "n2", "default/b": "n2", "default/late": "n2"}
+    assert len(row.injections) == 1 and row.injections[0]["timeUs"] == 1_000_000
+    with runner.open_live(session.pk) as live:
+        head = runner.rebuild(live.scenario, live.injections, live.high_water, live.head_clock_us)
+        assert {k: v["nodeName"] for k, v in head.engine.state()["pods"].items()} == expected
+        assert head.engine.now == before.head_clock_us
+        assert not live.at_head and live.position <= row.high_water
+        assert live.position <= before.position
+        assert live.stepper.events[live.position - 1]["time"] <= shown_before
+    comparison = row.baseline["comparison"]
+    assert {p["pod"] for p in comparison["pods"]} == {"default/a", "default/b", "default/late"}
+
