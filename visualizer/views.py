@@ -63,8 +63,15 @@ def start_session(request):
 
 
 def _session_page(request, session, role):
-    with runner.open_live(session.pk) as live:
-        ctx = presenters.context(live)
+    try:
+        with runner.open_live(session.pk) as live:
+            ctx = presenters.context(live)
+    except ScenarioError as e:
+        # e.g. a plugin the session was recorded with is not loaded by this server (changes.py)
+        from visualizer import changes
+        return render(request, "visualizer/unavailable.html", {
+            "session": session, "problems": e.problems,
+            "notes": changes.code_notes(session.plugin_code or {})}, status=503)
     ctx.update({
         "role": role,
         "ws_path": f"/ws/{'s' if role == 'presenter' else 'w'}/"

@@ -369,3 +369,22 @@ def test_reload_replays_the_injections_and_keeps_a_travelled_back_position(plugi
     comparison = row.baseline["comparison"]
     assert {p["pod"] for p in comparison["pods"]} == {"default/a", "default/b", "default/late"}
 
+
+
+@pytest.mark.django_db
+def test_a_session_whose_plugin_is_not_loaded_says_so_and_changes_nothing(tmp_path, client):
+    path = tmp_path / "avoid_node.py"
+    path.write_text(PLUGIN.format(node="n2"))
+    loader.load(str(path))
+    session = runner.create_session(SCENARIO, "")
+    runner.control(session.pk, {"action": "step-cycle"})
+    before = Session.objects.get(pk=session.pk)
+    loader.unload(str(path))                            # as a server started without it
+    runner.reset()
+    page = client.get(f"/s/{session.presenter_token}/")
+    assert page.status_code == 503
+    html = page.content.decode()
+    assert "scheduler.profiles[0].plugins: &#x27;AvoidNode&#x27; is not a known plugin" in html
+    assert (f"This session was recorded with AvoidNode from avoid_node.py@{digest(path)[:8]}; "
+            f"the server has no plugin AvoidNode loaded now.") in html
+    assert Session.objects.get(pk=session.pk).version == before.version
