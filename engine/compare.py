@@ -326,15 +326,32 @@ def profile_plugins(scenario: Scenario) -> dict:
 
 # ---------------------------------------------------------------------- one cycle's results
 
-def _cycle_bounds(events, index):
-    """The cycle number an event belongs to: its own ``cycle`` field, else the latest
-    CycleStart/CycleSkipped before it (None before the first)."""
+def cycle_of(events, index) -> tuple:
+    """(cycle number, relation) of the event at ``index``: ("own") the event carries its cycle;
+    ("within") it comes after that cycle's CycleStart and before its CycleEnd, or is the
+    failed pod's requeueing at the instant the cycle ended; ("next") it happens between cycles,
+    and the cycle given is the next one to start (where its consequences show); (None, None)
+    when there is no such cycle.  An ``index`` past the end means "after the last event"."""
     if index < len(events) and events[index].get("cycle") is not None:
-        return events[index]["cycle"]
-    for j in range(min(index, len(events) - 1), -1, -1):
-        if events[j]["type"] in CYCLE_EVENT_TYPES:
-            return events[j].get("cycle")
-    return None
+        return events[index]["cycle"], "own"
+    e = events[index] if index < len(events) else None
+    for j in range(min(index, len(events)) - 1, -1, -1):
+        if events[j]["type"] not in CYCLE_EVENT_TYPES:
+            continue
+        start = events[j]
+        if start["type"] == "CycleSkipped":
+            break
+        c = start.get("cycle")
+        end = next((k for k in range(j + 1, min(index, len(events)))
+                    if events[k]["type"] == "CycleEnd" and events[k].get("cycle") == c), None)
+        if end is None or (e is not None and e.get("pod") == start.get("pod") and e["time"] == events[end]["time"]
+                           and e["type"] == "QueueTransition"):
+            return c, "within"
+        break
+    for k in range(index + 1, len(events)):
+        if events[k]["type"] in CYCLE_EVENT_TYPES:
+            return events[k].get("cycle"), "next"
+    return None, None
 
 
 def _cell(e) -> dict:
@@ -515,15 +532,15 @@ def changed_pods(sa: dict, sb: dict) -> list:
 def _divergence(a: Run, b: Run, i: int) -> dict:
     ev_a = a.events[i] if i < len(a.events) else None
     ev_b = b.events[i] if i < len(b.events) else None
-    ca = _cycle_bounds(a.events, i) if ev_a is not None else (_cycle_bounds(a.events, i - 1) if i else None)
-    cb = _cycle_bounds(b.events, i) if ev_b is not None else (_cycle_bounds(b.events, i - 1) if i else None)
+    ca, rel_a = cycle_of(a.events, i)
+    cb, rel_b = cycle_of(b.events, i)
     res_a = cycle_results(a.events, ca) if ca is not None else None
     res_b = cycle_results(b.events, cb) if cb is not None else None
     fields = []
     if ev_a is not None and ev_b is not None:
         fields = sorted(k for k in set(ev_a) | set(ev_b) if k != "seq" and ev_a.get(k) != ev_b.get(k))
     return {"index": i, "time": min(e["time"] for e in (ev_a, ev_b) if e is not None), "a": ev_a, "b": ev_b, "fields": fields,
-            "cycle_a": ca, "cycle_b": cb,
+            "cycle_a": ca, "cycle_b": cb, "relation_a": rel_a, "relation_b": rel_b,
             "side_by_side": side_by_side(res_a, res_b) if (res_a or res_b) else None}
 
 
@@ -596,10 +613,22 @@ def event_text(e) -> str:
         f"{k}={json.dumps(e[k], ensure_ascii=False)}" for k in keys)
 
 
+def where_text(cycle, relation) -> str:
+    if cycle is None:
+        return "outside any scheduling cycle"
+    if relation == "next":
+        return f"between scheduling cycles (the next is cycle {cycle})"
+    return f"in scheduling cycle {cycle}"
+
+
+def _where(d: dict) -> str:
+    a = where_text(d["cycle_a"], d.get("relation_a"))
+    b = where_text(d["cycle_b"], d.get("relation_b"))
+    return f", {a}" + (f" (B: {b})" if b != a else "")
+
+
 def _divergence_text(d: dict, head: str) -> list:
-    lines = [f"{head}: trace event {d['index']} ({d['time']:g}s)"
-             + (f", in scheduling cycle {d['cycle_a']}" if d["cycle_a"] is not None else "")
-             + (f" (B: cycle {d['cycle_b']})" if d["cycle_b"] != d["cycle_a"] else "") + ":",
+    lines = [f"{head}: trace event {d['index']} ({d['time']:g}s)" + _where(d) + ":",
              f"  A: {event_text(d['a'])}", f"  B: {event_text(d['b'])}"]
     sbs = d["side_by_side"]
     if sbs is None:

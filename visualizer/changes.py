@@ -421,6 +421,8 @@ def _present_divergence(d: dict) -> dict:
     if d:
         d = dict(d)
         d["time"] = seconds(d["time"])
+        d["where_a"] = cmp.where_text(d.get("cycle_a"), d.get("relation_a"))
+        d["where_b"] = cmp.where_text(d.get("cycle_b"), d.get("relation_b"))
         d["events"] = [("a", _event_view(d.get("a"), d.get("fields") or [])),
                        ("b", _event_view(d.get("b"), d.get("fields") or []))]
         if d.get("side_by_side"):

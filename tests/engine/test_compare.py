@@ -358,6 +358,27 @@ def test_a_difference_in_wording_only_points_at_the_first_difference_in_effect()
     eff = result["effect"]
     assert eff["index"] == first and eff["a"] == ea[first] and eff["b"] == eb[first]
     assert eff["time"] == min(ea[first]["time"], eb[first]["time"]) == 5.0
+    assert (eff["cycle_b"], eff["relation_b"]) == (2, "next")     # between cycles 1 and 2
     assert [p["pod"] for p in result["pods"]] == ["default/train"]
     assert result["pods"][0]["fields"] == ["attempts"]
     assert "The first difference in what happened" in format_text(result)
+
+
+def test_cycle_of_an_event():
+    run = drive(Scenario.from_path(LESSON))
+    ev = run.events
+    starts = [i for i, e in enumerate(ev) if e["type"] == "CycleStart"]
+    ends = {e["cycle"]: i for i, e in enumerate(ev) if e["type"] == "CycleEnd"}
+    from engine.compare import cycle_of
+    # a PluginResult carries its cycle
+    pr = next(i for i, e in enumerate(ev) if e["type"] == "PluginResult" and e.get("cycle") == 1)
+    assert cycle_of(ev, pr) == (1, "own")
+    # big's requeueing right after cycle 1 ends belongs to cycle 1
+    requeue = ends[1] + 1
+    assert ev[requeue]["type"] == "QueueTransition" and ev[requeue]["pod"] == "default/big"
+    assert cycle_of(ev, requeue) == (1, "within")
+    # the sidecar created at 0.5 s, while cycle 1 is in flight (cycles take 1 s here)
+    sidecar = next(i for i, e in enumerate(ev) if e["type"] == "Action" and e["name"] == "default/sidecar")
+    assert starts[0] < sidecar < ends[1] and cycle_of(ev, sidecar) == (1, "within")
+    # after the last cycle ended nothing is next
+    assert cycle_of(ev, len(ev)) == (None, None)
