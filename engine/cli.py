@@ -5,6 +5,8 @@
     python -m engine import FILE... [--format F] [-o SCENARIO] [--test-case T] [--workload W]
     python -m engine export SCENARIO [--until SECONDS] [--scenario PATH|-] [--state PATH|-]
                             [--trace PATH|-] [--results PATH|-] [--plugins P]...
+    python -m engine compare SCENARIO [--plugins P]... [--until T] [--json]
+        (--gate-b GATE=BOOL | --disable-b PLUGIN | --weight-b PLUGIN=W | --config-b FILE)...
 
 ``--plugins`` loads out-of-tree plugins (a ``.py`` file or a dotted module name declaring
 ``PLUGINS = {"Name": factory}``; see ``engine.plugins.loader``).
@@ -70,7 +72,22 @@ def build_parser():
     ex.add_argument("--results", help="write the pods with kube-scheduler-simulator's result annotations "
                                       "(a v1 List, JSON) to PATH")
 
-    for sp in (r, v, ex):
+    c = sub.add_parser("compare", help="run a scenario under two scheduler configurations and say what changed")
+    c.add_argument("scenario")
+    c.add_argument("--until", help="compare at this virtual time (default: when both runs are idle)")
+    c.add_argument("--gate-b", action="append", default=[], metavar="GATE=BOOL",
+                   help="configuration B sets a feature gate, e.g. SchedulerQueueingHints=true")
+    c.add_argument("--disable-b", action="append", default=[], metavar="PLUGIN",
+                   help="configuration B runs without this plugin")
+    c.add_argument("--weight-b", action="append", default=[], metavar="PLUGIN=WEIGHT",
+                   help="configuration B gives this score plugin another weight (1-100)")
+    c.add_argument("--config-b", metavar="FILE",
+                   help="configuration B uses the scheduler: section of this YAML file (or the whole "
+                        "file as that section)")
+    c.add_argument("--profile-b", metavar="SCHEDULER_NAME",
+                   help="apply --disable-b and --weight-b to this profile only (default: every profile)")
+    c.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    for sp in (r, v, ex, c):
         sp.add_argument("--plugins", action="append", default=[], metavar="PATH_OR_MODULE",
                         help="load out-of-tree plugins from a .py file or a dotted module name that "
                              "defines PLUGINS = {\"Name\": factory} (repeatable)")
@@ -109,6 +126,80 @@ def summarize_plugin_errors(errors) -> str:
     return "\n".join(lines)
 
 
+def _variation(args):
+    """The Variation the --*-b flags describe, or a list of problems."""
+    import yaml
+
+    from .compare import Variation
+    var, probs = Variation(profile=args.profile_b), []
+    for g in args.gate_b:
+        name, sep, value = g.partition("=")
+        if not sep or value.strip().lower() not in ("true", "false"):
+            probs.append(f"--gate-b {g}: expected GATE=true or GATE=false")
+        else:
+            var.gates[name.strip()] = value.strip().lower() == "true"
+    var.disable = [d.strip() for d in args.disable_b]
+    for w in args.weight_b:
+        name, sep, value = w.partition("=")
+        try:
+            var.weights[name.strip()] = int(value) if sep else None
+        except ValueError:
+            var.weights[name.strip()] = None
+        if var.weights[name.strip()] is None:
+            probs.append(f"--weight-b {w}: expected PLUGIN=WEIGHT with an integer weight")
+    if args.config_b:
+        try:
+            with open(args.config_b, encoding="utf-8") as fh:
+                data = yaml.safe_load(fh)
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+            probs.append(f"--config-b {args.config_b}: {where}not valid YAML")
+            data = None
+        if isinstance(data, dict) and "scheduler" in data:
+            data = data["scheduler"]
+        var.scheduler = data if data is not None else {}
+    if not probs and var.is_empty():
+        probs.append("compare needs a configuration B: give --gate-b, --disable-b, --weight-b or --config-b")
+    return var, probs
+
+
+def _compare(args, scenario) -> int:
+    from .compare import compare_scenarios, format_text, vary
+    until = None
+    if args.until is not None:
+        try:
+            until = parse_duration(args.until)
+        except ValueError as e:
+            print(f"python -m engine: error: --until: {e}", file=sys.stderr)
+            return 2
+    variation, probs = _variation(args)
+    if probs:
+        for p in probs:
+            print(f"python -m engine: error: {p}", file=sys.stderr)
+        return 2
+    try:
+        from .scheduler import Engine
+        Engine(scenario, Trace(enabled=False))
+    except ScenarioError as e:
+        e.source = args.scenario
+        print(e.describe(), file=sys.stderr)
+        return 2
+    try:
+        scenario_b = vary(scenario, variation, source=f"{args.scenario} (B: {variation.describe()})")
+    except ScenarioError as e:
+        print(e.describe(), file=sys.stderr)
+        return 2
+    result, _ra, _rb = compare_scenarios(scenario, scenario_b, time_us=until,
+                                         labels=("as written", variation.describe()))
+    if args.json:
+        json.dump(result, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(format_text(result))
+    return 0
+
+
 def _open(path):
     if path == "-":
         return sys.stdout, False
@@ -132,6 +223,8 @@ def main(argv=None) -> int:
         except ScenarioError as e:
             print(e.describe(), file=sys.stderr)
             return 2
+        if args.command == "compare":
+            return _compare(args, scenario)
         if args.command == "validate":
             # The scheduler profiles (plugins, pluginConfig) are checked when the engine is
             # built, so validate builds one too: a scenario that `run` would refuse is invalid.

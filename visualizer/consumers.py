@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 
 VIEW_ACTIONS = {"filter"}
 CONTROL_ACTIONS = {"step-event", "step-point", "step-cycle", "back", "jump", "run-until", "inject",
-                   "play", "pause"}
+                   "play", "pause", "reload-plugins"}
 MAX_MESSAGE_BYTES = 512 * 1024   # a text frame from the page (static/js/session.js checks it too;
                                  # Daphne drops anything over 1 MiB)
 MAX_JSON_DEPTH = 8               # the page's messages are flat objects of form fields
@@ -182,6 +182,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
     async def carry_out(self, msg):
         action = msg["action"]
         was_playing = runner.stop_play(self.session_id)
+        if not await self.reload_plugins(action):
+            return
         if action == "play":
             await self.play(msg)
             return
@@ -209,6 +211,25 @@ class SessionConsumer(AsyncWebsocketConsumer):
         await self.send_status("info", result["note"] if result["note"] else
                                ("Paused." if was_playing else ""), [])
         await self.publish_now()
+
+    async def reload_plugins(self, action) -> bool:
+        """The presenter's Reload plugins button, and in development (settings.DEBUG) a reload
+        before any control when a plugin file of the session changed (visualizer.changes).
+        Returns whether to go on with ``action``."""
+        from visualizer import changes
+        try:
+            if action == "reload-plugins":
+                note = (await _sync(changes.reload_session)(self.session_id))["note"]
+            else:
+                note = await _sync(changes.maybe_auto_reload)(self.session_id)
+        except runner.ControlError as e:
+            await self.send_status("error", e.title, e.problems)
+            await self.publish_now()
+            return False
+        if note:
+            await self.send_status("info", note, [])
+            await self.publish_now()
+        return action != "reload-plugins"
 
     async def play(self, msg):
         raw = msg.get("speed", 2)

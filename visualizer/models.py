@@ -30,6 +30,13 @@ class Session(models.Model):
     position = models.PositiveIntegerField(default=0)
     high_water = models.PositiveIntegerField(default=0)
     head_clock_us = models.BigIntegerField(default=0)
+    # The out-of-tree plugin code the run was recorded with (visualizer.changes.plugin_code):
+    # {plugin name: {"source": ..., "file": ..., "digest": ...}}; {} when it uses none.
+    plugin_code = models.JSONField(default=dict, blank=True)
+    # The last reload of the session's plugins (visualizer.changes.reload_session): the code the
+    # replaced run was recorded with and what changed, kept so history is never silently
+    # rewritten; null before any reload.
+    baseline = models.JSONField(null=True, blank=True, default=None)
     # Incremented by every change: a process holding an older copy of the run rebuilds it.
     version = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -21,7 +21,7 @@ from engine import US
 from visualizer import markdown, moment
 
 PANELS = ("header", "timeline", "queues", "cycle", "nodes", "preemption", "log", "metrics",
-          "narrative", "targets")
+          "narrative", "targets", "changes")
 QUEUES = (("activeQ", "activeQ", "pop order: priority, then queue time"),
           ("backoffQ", "podBackoffQ", "backoff expiry order"),
           ("unschedulablePods", "unschedulablePods", "waiting for a cluster event"))
@@ -807,6 +807,9 @@ def context(live, log_filter=None, names=PANELS) -> dict:
         ctx["narrative"] = narrative(live, mom, events, position, index)
     if "targets" in names:
         ctx["targets"] = targets(live, mom)
+    if "changes" in names:   # reload and compare (visualizer.changes)
+        from visualizer import changes
+        ctx["changes"] = changes.context(live)
     return ctx
 
 

@@ -178,9 +178,10 @@ def validate_scenario(text: str, source: str = "<input>") -> Scenario:
 def create_session(text: str, source: str = "") -> Session:
     """Validate a scenario and store a new session for it (nothing is stored if it is invalid)."""
     scenario = validate_scenario(text, source or "<input>")
+    from visualizer.changes import plugin_code
     return Session.objects.create(
         title=scenario.title or scenario.name, scenario_name=scenario.name,
-        scenario_text=text, source=source)
+        scenario_text=text, source=source, plugin_code=plugin_code(scenario))
 
 
 def needs_import(files) -> bool:
@@ -227,6 +228,8 @@ class LiveSession:
         self.scenario_text = row.scenario_text
         self.presenter_token = row.presenter_token
         self.follower_token = row.follower_token
+        self.plugin_code = row.plugin_code or {}   # the plugin code it was recorded with (changes.py)
+        self.baseline = row.baseline               # the last reload's record, or None
         self.scenario = Scenario.from_text(row.scenario_text, row.source or "<input>")
         self.injections = [Injection.from_json(d) for d in row.injections]
         self.high_water = row.high_water

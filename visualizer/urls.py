@@ -14,6 +14,10 @@ urlpatterns = [
     path("x/<str:token>/<str:what>", views.session_export, name="session-export"),
     path("s/<str:token>/history/", views.pod_history_presenter, name="pod-history-presenter"),
     path("w/<str:token>/history/", views.pod_history_follower, name="pod-history-follower"),
+    path("s/<str:token>/changes/", views.session_changes, name="session-changes"),
+    path("w/<str:token>/changes/", views.session_changes, {"role": "follower"}, name="follower-changes"),
+    path("s/<str:token>/compare/", views.session_compare, name="session-compare"),
+    path("w/<str:token>/compare/", views.session_compare, {"role": "follower"}, name="follower-compare"),
     path("healthz", views.healthz, name="healthz"),
     path("metrics", views.prometheus_metrics, name="metrics"),
 ]

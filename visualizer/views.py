@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 import segno
 
-from engine import ScenarioError
+from engine import Scenario, ScenarioError
 from engine.errors import EngineError
 from visualizer import history, markdown, metrics, plugins, presenters, runner
 from visualizer.models import Session
@@ -123,9 +123,12 @@ def _session_page(request, session, role):
         with runner.open_live(session.pk) as live:
             ctx = presenters.context(live)
     except EngineError as e:
-        # e.g. the session runs an out-of-tree plugin this server was started without
+        # e.g. the session runs an out-of-tree plugin this server was started without, or a
+        # plugin the session was recorded with is not loaded (visualizer.changes)
+        from visualizer import changes
         return render(request, "visualizer/session_unavailable.html", {
             "session": session, "problems": getattr(e, "problems", None) or [str(e)],
+            "notes": changes.code_notes(session.plugin_code or {}),
             "plugins": plugins.loaded(), "plugin_problems": plugins.problems()}, status=503)
     ctx.update({
         "role": role,
@@ -238,3 +241,47 @@ def docs_file(request, folder, filename):
     if filename.endswith(".png"):
         return FileResponse(path.open("rb"), content_type="image/png")
     return HttpResponse(path.read_text(encoding="utf-8"), content_type="text/plain; charset=utf-8")
+
+
+# ---------------------------------------------------------------------- what changed (changes.py)
+
+def _session_for(token, role):
+    field = "presenter_token" if role == "presenter" else "follower_token"
+    return get_object_or_404(Session, **{field: token})
+
+
+def session_changes(request, token, role="presenter"):
+    """What the last reload of the session's plugins changed (the run recorded with the old
+    code against the replay with the new code)."""
+    from visualizer import changes
+    session = _session_for(token, role)
+    baseline = session.baseline
+    return render(request, "visualizer/changes.html", {
+        "session": session, "role": role, "baseline": baseline,
+        "result": changes.present(baseline["comparison"]) if baseline else None,
+        "code": changes.code_label(session.plugin_code or {}),
+    })
+
+
+def session_compare(request, token, role="presenter"):
+    """Compare two configurations of the session's scenario (a GET shows the form; a POST runs
+    both and shows what changed, or the form's problems)."""
+    from visualizer import changes
+    session = _session_for(token, role)
+    scenario = Scenario.from_text(session.scenario_text, session.source or "<input>")
+    ctx = {"session": session, "role": role, "choices": changes.form_choices(scenario),
+           "form": request.POST if request.method == "POST" else {}, "problems": [], "result": None,
+           "injections": len(session.injections or [])}
+    status = 200
+    if request.method == "POST":
+        try:
+            variation = changes.parse_variation(request.POST, scenario)
+            until = changes.parse_until(request.POST.get("until"))
+            ctx["result"] = changes.present(changes.run_compare(session.pk, variation, until))
+            ctx["variation"] = variation.describe()
+        except ScenarioError as e:
+            ctx["problems"] = e.problems
+            status = 400
+    elif request.method != "GET":
+        return HttpResponse(status=405)
+    return render(request, "visualizer/compare.html", ctx, status=status)
