@@ -43,6 +43,7 @@ from visualizer.presenters import seconds
 MAX_COMPARE_SECONDS = 24 * 3600     # virtual seconds a comparison may cover
 MAX_COMPARE_EVENTS = 100_000        # trace events per run of a comparison (bounded memory)
 MAX_SCHEDULER_TEXT = 64 * 1024      # bytes of a pasted scheduler: section
+_reload_lock = threading.Lock()
 def ensure_configured_plugins() -> list:
     """Load the configured plugins (``visualizer.plugins.load_configured``: SCHEDULER_PLUGINS and
     the entry points, once per process) and keep the loaded files off the autoreloader.

@@ -241,7 +241,8 @@ def test_the_session_page_and_the_pod_history_render_a_failed_call(client, zone_
     assert page.status_code == 200
     html = page.content.decode()
     assert 'data-code="Error"' in html and f"{zone_pin}:{ZONE_PIN_BUG_LINE} in filter" in html
-    assert f'data-history-url="/s/{session.presenter_token}/history/"' in html
+    # read-only, so the follower's URL serves both roles (a projected page never shows the presenter token)
+    assert f'data-history-url="/w/{session.follower_token}/history/"' in html
 
     response = client.get(f"/s/{session.presenter_token}/history/", {"pod": "default/batch"}, HTTP_HX_REQUEST="true")
     assert response.status_code == 200
