@@ -382,7 +382,7 @@ def test_a_score_call_that_raised_and_a_prefilter_that_returned_garbage_render_a
 
         runner.control(session.pk, {"action": "step-cycle"})          # batch: PreBug returns "oops"
         html = client.get(f"/s/{session.presenter_token}/").content.decode()
-        prefilter = re.search(r'<p class="prefilter">.*?</p>\n', html, re.S).group(0)
+        prefilter = re.search(r'<div class="prefilter">.*?</div>\n', html, re.S).group(0)
         assert 'data-plugin="PreBug" data-code="Error"' in prefilter
         assert "⚠ Error: InvalidReturn</button>" in prefilter
         assert "returned a value its extension point does not return" in prefilter
