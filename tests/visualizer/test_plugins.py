@@ -17,7 +17,7 @@ from engine.plugins import loader, registry
 from visualizer import plugins, runner
 from visualizer.asgi import application
 
-from .plugin_sources import ZONE_PIN, ZONE_PIN_BUG_LINE, ZONES, write_plugin
+from .plugin_sources import SCORE_BUG, SCORE_BUG_LINE, SCORE_BUGS, ZONE_PIN, ZONE_PIN_BUG_LINE, ZONES, write_plugin
 
 ROOT = Path(__file__).resolve().parents[2]
 ORIGIN = [(b"origin", b"http://localhost"), (b"host", b"localhost")]
@@ -332,36 +332,6 @@ def test_a_session_whose_plugin_is_not_loaded_any_more_says_so_instead_of_failin
         loader.unload(path)
 
 
-SCORE_BUG = '''
-from engine.framework.interface import PreFilterPlugin, ScorePlugin
-
-
-class ScoreBug(ScorePlugin):
-    name = "ScoreBug"
-
-    def __init__(self, args, handle):
-        pass
-
-    def score(self, state, pod, node_name):
-        if node_name == "b-1":
-            return 1 // 0, None
-        return len(node_name), None
-
-
-class PreBug(PreFilterPlugin):
-    name = "PreBug"
-
-    def __init__(self, args, handle):
-        pass
-
-    def pre_filter(self, state, pod):
-        if pod.name == "batch":
-            return "oops"
-        return None, None
-
-
-PLUGINS = {"ScoreBug": ScoreBug, "PreBug": PreBug}
-'''
 
 
 @pytest.mark.django_db
@@ -369,15 +339,14 @@ def test_a_score_call_that_raised_and_a_prefilter_that_returned_garbage_render_a
     path = str(write_plugin(tmp_path, "score_bug.py", SCORE_BUG))
     loader.load(path)
     try:
-        scenario = ZONES.replace("- {name: ZonePin, weight: 2}", "- {name: ScoreBug}\n            - {name: PreBug}")
-        session = runner.create_session(scenario, "score.yaml")
+        session = runner.create_session(SCORE_BUGS, "score.yaml")
         runner.control(session.pk, {"action": "step-cycle"})          # web: ScoreBug raises on b-1
         html = client.get(f"/s/{session.presenter_token}/").content.decode()
         table = re.search(r'<table class="matrix scores" data-scores>.*?</table>', html, re.S).group(0)
         assert '<th scope="col" data-plugin="ScoreBug">' in table
         row = re.search(r'<tr data-score-node="b-1".*?</tr>', table, re.S).group(0)
         assert 'data-code="Error" data-plugin="ScoreBug" class="cell--error"' in row
-        assert "⚠ Error: ZeroDivisionError</button>" in row and f"{path}:13 in score" in row
+        assert "⚠ Error: ZeroDivisionError</button>" in row and f"{path}:{SCORE_BUG_LINE} in score" in row
         assert 'data-cycle-result="Error"' in html
 
         runner.control(session.pk, {"action": "step-cycle"})          # batch: PreBug returns "oops"
