@@ -368,3 +368,11 @@ def test_a_plugin_error_event_reads_as_a_failure_in_the_log():
     assert presenters.summary(event) == "QueueSort Fifo failed: TypeError: '<' not supported at fifo.py:9"
     row = presenters.log([event], 1)["rows"][0]
     assert row["failed"] and row["pods"] == ["default/a"]
+
+
+def test_a_cycle_lists_at_most_twenty_failed_calls():
+    from django.template.loader import render_to_string
+    errors = [{"plugin": "P", "code": "Error", "point": "Filter", "node": f"n{i}", "dry_run": True,
+               "error": {"type": "KeyError", "message": "x", "frames": [], "key": f"k{i}"}} for i in range(23)]
+    html = render_to_string("visualizer/partials/_cycle_errors.html", {"c": {"errors": errors}})
+    assert "23 plugin calls failed" in html and html.count("<li ") == 20 and "and 3 more" in html
