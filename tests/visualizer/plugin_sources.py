@@ -69,6 +69,43 @@ objects:
       containers: [{name: c, resources: {requests: {cpu: "1"}}}]
 '''
 
+# Two more plugins in one file: ScoreBug raises in Score on b-1; PreBug's PreFilter returns a
+# string for the pod "batch" (not the pair PreFilter returns).
+SCORE_BUG = '''\
+from engine.framework.interface import PreFilterPlugin, ScorePlugin
+
+
+class ScoreBug(ScorePlugin):
+    name = "ScoreBug"
+
+    def __init__(self, args, handle):
+        pass
+
+    def score(self, state, pod, node_name):
+        if node_name == "b-1":
+            return 1 // 0, None
+        return len(node_name), None
+
+
+class PreBug(PreFilterPlugin):
+    name = "PreBug"
+
+    def __init__(self, args, handle):
+        pass
+
+    def pre_filter(self, state, pod):
+        if pod.name == "batch":
+            return "oops"
+        return None, None
+
+
+PLUGINS = {"ScoreBug": ScoreBug, "PreBug": PreBug}
+'''
+SCORE_BUG_LINE = 12        # the 1 // 0 line above
+SCORE_BUGS = ZONES.replace("name: zone-pin", "name: score-bugs").replace(
+    "title: ZonePin keeps pods in their zone", "title: Two buggy plugins").replace(
+    "- {name: ZonePin, weight: 2}", "- {name: ScoreBug}\n            - {name: PreBug}")
+
 
 def write_plugin(directory: Path, name="zone_pin.py", source=ZONE_PIN) -> Path:
     path = Path(directory) / name

@@ -17,7 +17,7 @@ from engine.plugins import loader, registry
 from visualizer import plugins, runner
 from visualizer.asgi import application
 
-from .plugin_sources import ZONE_PIN, ZONE_PIN_BUG_LINE, ZONES, write_plugin
+from .plugin_sources import SCORE_BUG, SCORE_BUG_LINE, SCORE_BUGS, ZONE_PIN, ZONE_PIN_BUG_LINE, ZONES, write_plugin
 
 ROOT = Path(__file__).resolve().parents[2]
 ORIGIN = [(b"origin", b"http://localhost"), (b"host", b"localhost")]
@@ -333,36 +333,6 @@ def test_a_session_whose_plugin_is_not_loaded_any_more_says_so_instead_of_failin
         loader.unload(path)
 
 
-SCORE_BUG = '''
-from engine.framework.interface import PreFilterPlugin, ScorePlugin
-
-
-class ScoreBug(ScorePlugin):
-    name = "ScoreBug"
-
-    def __init__(self, args, handle):
-        pass
-
-    def score(self, state, pod, node_name):
-        if node_name == "b-1":
-            return 1 // 0, None
-        return len(node_name), None
-
-
-class PreBug(PreFilterPlugin):
-    name = "PreBug"
-
-    def __init__(self, args, handle):
-        pass
-
-    def pre_filter(self, state, pod):
-        if pod.name == "batch":
-            return "oops"
-        return None, None
-
-
-PLUGINS = {"ScoreBug": ScoreBug, "PreBug": PreBug}
-'''
 
 
 @pytest.mark.django_db
@@ -370,20 +340,19 @@ def test_a_score_call_that_raised_and_a_prefilter_that_returned_garbage_render_a
     path = str(write_plugin(tmp_path, "score_bug.py", SCORE_BUG))
     loader.load(path)
     try:
-        scenario = ZONES.replace("- {name: ZonePin, weight: 2}", "- {name: ScoreBug}\n            - {name: PreBug}")
-        session = runner.create_session(scenario, "score.yaml")
+        session = runner.create_session(SCORE_BUGS, "score.yaml")
         runner.control(session.pk, {"action": "step-cycle"})          # web: ScoreBug raises on b-1
         html = client.get(f"/s/{session.presenter_token}/").content.decode()
         table = re.search(r'<table class="matrix scores" data-scores>.*?</table>', html, re.S).group(0)
         assert '<th scope="col" data-plugin="ScoreBug">' in table
         row = re.search(r'<tr data-score-node="b-1".*?</tr>', table, re.S).group(0)
         assert 'data-code="Error" data-plugin="ScoreBug" class="cell--error"' in row
-        assert "⚠ Error: ZeroDivisionError</button>" in row and f"{path}:13 in score" in row
+        assert "⚠ Error: ZeroDivisionError</button>" in row and f"{path}:{SCORE_BUG_LINE} in score" in row
         assert 'data-cycle-result="Error"' in html
 
         runner.control(session.pk, {"action": "step-cycle"})          # batch: PreBug returns "oops"
         html = client.get(f"/s/{session.presenter_token}/").content.decode()
-        prefilter = re.search(r'<p class="prefilter">.*?</p>\n', html, re.S).group(0)
+        prefilter = re.search(r'<div class="prefilter">.*?</div>\n', html, re.S).group(0)
         assert 'data-plugin="PreBug" data-code="Error"' in prefilter
         assert "⚠ Error: InvalidReturn</button>" in prefilter
         assert "returned a value its extension point does not return" in prefilter
@@ -400,3 +369,11 @@ def test_a_plugin_error_event_reads_as_a_failure_in_the_log():
     assert presenters.summary(event) == "QueueSort Fifo failed: TypeError: '<' not supported at fifo.py:9"
     row = presenters.log([event], 1)["rows"][0]
     assert row["failed"] and row["pods"] == ["default/a"]
+
+
+def test_a_cycle_lists_at_most_twenty_failed_calls():
+    from django.template.loader import render_to_string
+    errors = [{"plugin": "P", "code": "Error", "point": "Filter", "node": f"n{i}", "dry_run": True,
+               "error": {"type": "KeyError", "message": "x", "frames": [], "key": f"k{i}"}} for i in range(23)]
+    html = render_to_string("visualizer/partials/_cycle_errors.html", {"c": {"errors": errors}})
+    assert "23 plugin calls failed" in html and html.count("<li ") == 20 and "and 3 more" in html

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.visualizer.plugin_sources import ZONE_PIN_BUG_LINE, ZONES, write_plugin
+from tests.visualizer.plugin_sources import (SCORE_BUG, SCORE_BUG_LINE, SCORE_BUGS, ZONE_PIN_BUG_LINE, ZONES,
+                                             write_plugin)
 
 pytestmark = pytest.mark.browser
 
@@ -127,6 +128,36 @@ def test_a_pods_history_from_a_node_card_a_queue_card_and_the_log(plugin_server,
     follower.locator('[data-node="a-1"] [data-pod="default/web"]').click()
     expect(follower.locator('[data-pod-history="default/web"] [data-history-cycle="1"]')).to_be_visible()
     follower.close()
+
+
+def test_two_plugin_files_a_score_error_cell_and_a_malformed_prefilter_result(make_server, author, page,
+                                                                             open_session):
+    home, zone_pin = author
+    score_bug = write_plugin(home, "score_bug.py", SCORE_BUG)
+    (home / "scenarios" / "score-bugs.yaml").write_text(SCORE_BUGS, encoding="utf-8")
+    srv = make_server(SCHEDULER_PLUGINS=f"{zone_pin},{score_bug}", SCENARIO_FIXTURES_DIR=str(home / "scenarios")).start()
+    page.goto(srv.url + "/")
+    expect(page.locator("[data-loaded-plugin]")).to_have_count(3)      # PreBug, ScoreBug, ZonePin
+
+    s = open_session(srv, "score-bugs")
+    s.step("step-cycle")                       # web: ScoreBug raises on b-1
+    error = page.locator('#panel-cycle [data-scores] [data-score-node="b-1"] td[data-plugin="ScoreBug"]')
+    expect(error).to_have_attribute("data-code", "Error")
+    error.locator("button.plugin-error-button").click()
+    expect(error.locator("[data-error-frames]")).to_have_text(f"{score_bug}:{SCORE_BUG_LINE} in score")
+    expect(error.locator("[data-error-message]")).to_have_text("ZeroDivisionError: integer division or modulo by zero")
+    page.keyboard.press("Escape")
+
+    s.step("step-cycle")                       # batch: PreBug returns a string
+    prefilter = page.locator("#panel-cycle .prefilter")
+    expect(prefilter).to_have_count(1)         # one line, the popover inside it
+    bug = prefilter.locator('[data-plugin="PreBug"]')
+    expect(bug).to_have_attribute("data-code", "Error")
+    bug.locator("button.plugin-error-button").click()
+    expect(bug.locator(".plugin-error-what")).to_contain_text("returned a value its extension point does not return")
+    expect(bug.locator("[data-error-message]")).to_contain_text("PreFilter returned 'oops' (str)")
+    expect(page.locator("[data-cycle-result]")).to_have_attribute("data-cycle-result", "Error")
+    expect(page.locator('[data-connection="open"]')).to_be_visible()
 
 
 def test_the_debug_your_plugin_screenshots(make_server, page, open_session):
