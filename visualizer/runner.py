@@ -379,11 +379,25 @@ class LiveSession:
             fields["injections"] = [i.as_json() for i in self.injections]
         from django.utils import timezone
         fields["updated_at"] = timezone.now()
-        if not Session.objects.filter(pk=self.id, version=self.version).update(**fields):
+        if not _retry_locked(lambda: Session.objects.filter(pk=self.id, version=self.version).update(**fields)):
             _forget(self.id)
             raise Conflict("the session was changed elsewhere (another server process); "
                            "the page now shows its latest state", title="Changed elsewhere")
         self.version += 1
+
+
+def _retry_locked(query, attempts=20, pause=0.05):
+    """Run a database query, retrying while SQLite reports its table or database locked by
+    another thread's write (brief under concurrent sessions; without this, a control would
+    fail for nothing)."""
+    from django.db import OperationalError
+    for attempt in range(attempts):
+        try:
+            return query()
+        except OperationalError as e:
+            if "locked" not in str(e) or attempt == attempts - 1:
+                raise
+            time.sleep(pause)
 
 
 # ---------------------------------------------------------------------- the registry
@@ -447,7 +461,7 @@ def reset() -> None:
 def open_live(session_id):
     """The session's LiveSession, up to date with the database, locked for the caller."""
     with _lock_for(session_id):
-        row = Session.objects.get(pk=session_id)
+        row = _retry_locked(lambda: Session.objects.get(pk=session_id))
         live = _live.get(session_id)
         if live is None or live.version != row.version:
             live = LiveSession(row)
