@@ -70,6 +70,7 @@ RUN_SLICE_UNITS = 50                    # engine units between two looks at the 
 MAX_SLICES_PER_CONTROL = 150            # slices one run-until may take (then it stops, saying so)
 MAX_INJECTIONS = 1000                   # cluster events injected into one session
 MAX_INJECTION_BYTES = 256 * 1024        # one injected manifest, as stored (JSON)
+MAX_INJECTIONS_BYTES = 4 * 1024 * 1024  # all of a session's injected manifests, as stored
 # Estimated memory of one kept trace event (the event dict, its strings and the list slot),
 # measured with tracemalloc on the lessons: see tests/visualizer/test_limits.py.
 EVENT_BYTES = 1000
@@ -357,6 +358,11 @@ class LiveSession:
         if len(kept) >= MAX_INJECTIONS:
             raise ControlError([f"this session already has {len(kept)} injected cluster events, the most one "
                                 "session keeps; start a new session"], title="Too many cluster events")
+        stored = sum(len(json.dumps(i.body)) for i in kept) + len(json.dumps(body))
+        if stored > MAX_INJECTIONS_BYTES:
+            raise ControlError([f"this session's injected manifests would take {stored:,} bytes; at most "
+                                f"{MAX_INJECTIONS_BYTES:,} are kept per session; start a new session"],
+                               title="Too many cluster events")
         action = parse_injection(self.scenario, verb, body, len(kept))
         self.check_budget()
         return body, action, kept
