@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import socket
 import statistics
 import subprocess
@@ -94,6 +95,7 @@ class Server:
         self.port = free_port()
         self.env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
         self.env.update(DATABASE_PATH=str(workdir / "bench.sqlite3"), DJANGO_DEBUG="0",
+                        DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
                         SCENARIO_FIXTURES_DIR=str(workdir), DJANGO_SETTINGS_MODULE="visualizer.settings")
         self.log = (workdir / "daphne.log").open("wb")
         subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=self.env,

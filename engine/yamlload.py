@@ -60,6 +60,13 @@ class BoundedSafeLoader(yaml.SafeLoader):
             raise YAMLLoadError(where(mark), f"the document is too large: more than {self._max_nodes:,} "
                                 "values once its aliases (*name) are expanded")
 
+    def fetch_flow_collection_start(self, TokenClass):
+        # The scanner looks ahead through every open flow collection for each token (work
+        # grows with the square of the nesting): stop at the limit while scanning.
+        if self.flow_level >= self._max_depth:
+            raise YAMLLoadError(where(self.get_mark()), f"values are nested more than {self._max_depth} levels deep")
+        super().fetch_flow_collection_start(TokenClass)
+
     def compose_node(self, parent, index):
         if self.check_event(AliasEvent):
             event = self.peek_event()

@@ -70,6 +70,7 @@ RUN_SLICE_UNITS = 50                    # engine units between two looks at the 
 MAX_SLICES_PER_CONTROL = 150            # slices one run-until may take (then it stops, saying so)
 MAX_INJECTIONS = 1000                   # cluster events injected into one session
 MAX_INJECTION_BYTES = 256 * 1024        # one injected manifest, as stored (JSON)
+MAX_INJECTIONS_BYTES = 4 * 1024 * 1024  # all of a session's injected manifests, as stored
 # Estimated memory of one kept trace event (the event dict, its strings and the list slot),
 # measured with tracemalloc on the lessons: see tests/visualizer/test_limits.py.
 EVENT_BYTES = 1000
@@ -395,6 +396,11 @@ class LiveSession:
         if len(kept) >= MAX_INJECTIONS:
             raise ControlError([f"this session already has {len(kept)} injected cluster events, the most one "
                                 "session keeps; start a new session"], title="Too many cluster events")
+        stored = sum(len(json.dumps(i.body)) for i in kept) + len(json.dumps(body))
+        if stored > MAX_INJECTIONS_BYTES:
+            raise ControlError([f"this session's injected manifests would take {stored:,} bytes; at most "
+                                f"{MAX_INJECTIONS_BYTES:,} are kept per session; start a new session"],
+                               title="Too many cluster events")
         action = parse_injection(self.scenario, verb, body, len(kept))
         self.check_budget()
         return body, action, kept
@@ -417,11 +423,25 @@ class LiveSession:
             fields["injections"] = [i.as_json() for i in self.injections]
         from django.utils import timezone
         fields["updated_at"] = timezone.now()
-        if not Session.objects.filter(pk=self.id, version=self.version).update(**fields):
+        if not _retry_locked(lambda: Session.objects.filter(pk=self.id, version=self.version).update(**fields)):
             _forget(self.id)
             raise Conflict("the session was changed elsewhere (another server process); "
                            "the page now shows its latest state", title="Changed elsewhere")
         self.version += 1
+
+
+def _retry_locked(query, attempts=20, pause=0.05):
+    """Run a database query, retrying while SQLite reports its table or database locked by
+    another thread's write (brief under concurrent sessions; without this, a control would
+    fail for nothing)."""
+    from django.db import OperationalError
+    for attempt in range(attempts):
+        try:
+            return query()
+        except OperationalError as e:
+            if "locked" not in str(e) or attempt == attempts - 1:
+                raise
+            time.sleep(pause)
 
 
 # ---------------------------------------------------------------------- the registry
@@ -485,7 +505,7 @@ def reset() -> None:
 def open_live(session_id):
     """The session's LiveSession, up to date with the database, locked for the caller."""
     with _lock_for(session_id):
-        row = Session.objects.get(pk=session_id)
+        row = _retry_locked(lambda: Session.objects.get(pk=session_id))
         live = _live.get(session_id)
         if live is None or live.version != row.version:
             live = LiveSession(row)

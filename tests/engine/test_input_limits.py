@@ -154,7 +154,7 @@ def test_a_kind_that_is_a_list_or_a_mapping_is_a_clear_problem(kind):
 
 
 @pytest.mark.parametrize("text, where", [
-    ("objects: " + "[" * 500 + "]" * 500, "line 1, column 109: values are nested more than 100 levels deep"),
+    ("objects: " + "[" * 500 + "]" * 500, "line 1, column 110: values are nested more than 100 levels deep"),
     ('{"objects": ' + "[" * 5000 + "]" * 5000 + "}", "line 1, column 112: values are nested more than 100 levels deep"),
     ("a: " + "{a: " * 300 + "1" + "}" * 300, "values are nested more than 100 levels deep"),
 ])

@@ -134,7 +134,7 @@ def ws_message(rng: random.Random) -> str:
     """A text frame a hostile (or broken) page might send."""
     roll = rng.random()
     if roll < 0.1:
-        return rng.choice(["", "null", "[]", "1", '"x"', "{", "{}", "nan", "[" * 600 + "]" * 600,
+        return rng.choice([" ", "null", "[]", "1", '"x"', "{", "{}", "nan", "[" * 600 + "]" * 600,
                            '{"action":' + "[" * 5000 + "]" * 5000 + "}", "\x00", "{" * 100000])
     msg = {"action": rng.choice(WS_ACTIONS + [[], {}, None, 1, ["step-event"], "x" * 300])}
     for key in rng.sample(["until", "position", "speed", "form", "verb", "manifest", "name", "cpu", "memory",

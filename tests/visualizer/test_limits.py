@@ -111,6 +111,17 @@ def test_the_number_of_injections_is_bounded(session, monkeypatch):
     assert len(stored(session.pk)[2]) == 2
 
 
+def test_the_size_of_all_injections_is_bounded(session, monkeypatch):
+    monkeypatch.setattr(runner, "MAX_INJECTIONS_BYTES", 600)
+    runner.control(session.pk, {"action": "inject", "form": "node-add", "name": "a", "cpu": "1",
+                                "labels": "x=" + "y" * 200})
+    with pytest.raises(runner.ControlError) as e:
+        runner.control(session.pk, {"action": "inject", "form": "node-add", "name": "b", "cpu": "1",
+                                    "labels": "x=" + "y" * 200})
+    assert "at most 600 are kept per session" in e.value.problems[0]
+    assert len(stored(session.pk)[2]) == 1
+
+
 def test_an_alias_bomb_in_an_injected_manifest_is_refused_quickly(session):
     bomb = "".join([f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}" if i else '"lol"'] * 10) + "]\n" for i in range(9)])
     started = time.perf_counter()
