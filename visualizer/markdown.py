@@ -12,6 +12,7 @@ narrow screen instead of widening the page).
 """
 from __future__ import annotations
 
+import functools
 import re
 
 import nh3
@@ -72,7 +73,15 @@ def render(text: str, shift: int = 2) -> str:
     """Safe HTML for ``text`` (headings demoted by ``shift`` levels)."""
     if not text:
         return mark_safe("")
-    return mark_safe(_html(_tokens(text, shift)))
+    if len(text) > 65536:   # keep the cache small whatever is uploaded
+        return mark_safe(_html(_tokens(text, shift)))
+    return mark_safe(_render_cached(text, shift))
+
+
+@functools.lru_cache(maxsize=512)
+def _render_cached(text: str, shift: int) -> str:
+    """A scenario's narrative and cues are rendered on every frame: once is enough."""
+    return _html(_tokens(text, shift))
 
 
 def block_count(text: str) -> int:

@@ -15,18 +15,26 @@ So the page shows the engine **as it was when it emitted the last revealed event
   PodDeleted/PodRemoved is about to remove (key, node, priority, requests). Only the
   snapshots from the last revealed event on are kept, so memory stays flat.
 - ``moment()`` takes the unit's outcome (queues, pods, node contents) and undoes the
-  unrevealed events one by one, newest first: QueueTransitions go back (the existing queue
-  rollback), a CycleEnd that assumed a pod takes it off its node again, a Bound turns back
-  into Binding, a BindFailed puts the pod back on its node, a PodDeleted/PodRemoved restores
-  the pod, a created pod or node disappears.
+  unrevealed events one by one, newest first: QueueTransitions go back (a pod whose PreEnqueue
+  checks are revealed stays out of its old queue: the engine took it out first), a CycleEnd
+  that assumed a pod takes it off its node again, a Bound turns back into Binding, a
+  BindFailed puts the pod back on its node, a PodDeleted/PodRemoved restores the pod, a
+  created pod or node disappears. At the end of a unit the snapshot is the one taken then.
 - The pod in its scheduling cycle is read from the trace (the pod of the latest revealed Pop
   until the event that places it: its requeueing QueueTransition, CycleEnd Scheduled,
   CycleSkipped or its deletion), so a pod between its CycleEnd and its requeueing is shown
   in flight, not nowhere.
 
-Every pending pod is then in exactly one place: a queue, in flight, or waiting (created, but
-the event that queues it is not revealed yet). tests/visualizer/test_moment.py checks this,
-and the figures, against a full ``engine.state()`` taken at every event of every lesson.
+Three events are emitted before the engine carries them out: an Action creating a pod,
+PodDeleted and PodRemoved. Their unit's outcome already holds their effects (the pod created,
+terminating or gone), so, revealed, they are shown carried out, as their log line says; the
+figures snapshotted at a PodDeleted are corrected for it (the pending pod it removes from its
+queue, the preemption victim the engine counts right after).
+
+Every pending pod is then in exactly one place: a queue, in flight, or waiting (between two
+queues, or created but not queued yet). tests/visualizer/test_moment.py checks this, and the
+figures, against a full ``engine.state()`` taken at every event and every unit's end of every
+lesson (tests/visualizer/moment_reference.py states the two adjustments).
 """
 from __future__ import annotations
 
@@ -96,9 +104,13 @@ class Recorder:
         if e["type"] in ("PodDeleted", "PodRemoved"):
             pod = engine.pods.get(e["pod"])
             if pod is not None:
+                where = engine.queue.where_is(pod.key)
+                pinfo = engine.queue.get(pod.key) if where else None
+                pending_key = {"activeQ": "active", "backoffQ": "backoff"}.get(where) or (
+                    ("gated" if pinfo is not None and pinfo.gated else "unschedulable") if where else None)
                 self.removed[e["seq"]] = {"key": pod.key, "node": pod.node_name or None, "priority": pod.priority,
-                                          "requests": dict(pod.requests),
-                                          "phase": engine.pod_phase(pod)}
+                                          "requests": dict(pod.requests), "phase": engine.pod_phase(pod),
+                                          "queue": pending_key}
 
     def at(self, position: int):
         """The figures after ``position`` events: at the end of a unit if one ended there,
@@ -150,6 +162,18 @@ def _enqueue_revealed(events, seq, position) -> bool:
     return first < seq and first < position
 
 
+def _created_before(events, seq, position) -> bool:
+    """Whether the Action that created the pod of the PodAdd QueueTransition at ``seq`` (just
+    before it and its PreEnqueue results) is revealed."""
+    key = events[seq]["pod"]
+    i = seq - 1
+    while i >= 0 and events[i]["type"] == "PluginResult" and events[i].get("point") == "PreEnqueue":
+        i -= 1
+    e = events[i] if i >= 0 else None
+    return e is not None and i < position and e["type"] == "Action" and e.get("action") == "create" \
+        and e.get("kind") == "Pod" and e.get("name") == key
+
+
 def in_flight(events: list, position: int, index) -> dict | None:
     """The pod in its scheduling cycle at ``position``: popped, not yet placed; or None."""
     pop = index.last_pop(position)
@@ -191,13 +215,7 @@ def moment(stepper, state: dict, index) -> dict:
     pods = {k: dict(v) for k, v in state["pods"].items()}
     hide_on_nodes, restore_on_nodes, phase_on_nodes, hide_nodes = set(), {}, {}, set()
     moving = {}   # pods between two queues: their PreEnqueue checks are revealed, the move not
-    undo = tail
-    if tail and position and (recorder is None or position not in recorder.unit_ends) and \
-            events[position - 1]["type"] in ("Action", "PodDeleted", "PodRemoved"):
-        # inside a unit, right after an event emitted before its own effects: those effects
-        # (the object created, the pod deleted or removed) are not revealed yet either
-        undo = events[position - 1:]
-    for e in reversed(undo):
+    for e in reversed(tail):
         t, key = e["type"], e.get("pod")
         if t == "QueueTransition":
             # a pod update runs PreEnqueue with the pod still in its queue; a creation, a
@@ -208,7 +226,8 @@ def moment(stepper, state: dict, index) -> dict:
                 moving[key] = e.get("from")
             if e.get("event") == "Pop" and key in pods:
                 pods[key]["attempts"] = max(0, pods[key]["attempts"] - 1)
-            elif e.get("event") == "PodAdd" and e.get("from") is None and not checking:
+            elif e.get("event") == "PodAdd" and e.get("from") is None and not checking \
+                    and not _created_before(events, e["seq"], position):
                 pods.pop(key, None)   # the pod is created by this unrevealed event
         elif t == "CycleEnd" and e.get("result") == "Scheduled":
             hide_on_nodes.add(key)
@@ -253,6 +272,19 @@ def moment(stepper, state: dict, index) -> dict:
                         keys.remove(e.get("name"))
             elif e.get("kind") == "Node":
                 hide_nodes.add(e.get("name"))
+    metrics, nominated = base["metrics"], base["nominatedPods"]
+    last = events[position - 1] if position else None
+    if snap is not None and last is not None and last["type"] == "PodDeleted" and position not in recorder.unit_ends:
+        # The engine emits PodDeleted before it deletes the pod (and counts a preemption
+        # victim right after): the page shows the deletion done, figures included.
+        info = recorder.removed.get(last["seq"])
+        metrics = dict(metrics, pending_pods=dict(metrics["pending_pods"]))
+        if info is not None and info.get("queue"):
+            metrics["pending_pods"][info["queue"]] -= 1
+            nominated = {n: [k for k in keys if k != last["pod"]] for n, keys in nominated.items()}
+            nominated = {n: keys for n, keys in nominated.items() if keys}
+        if last.get("reason") == "Preempted":
+            metrics["preemption_victims_total"] += 1
     flight = in_flight(events, position, index)
     queued = {k for keys in queues.values() for k in keys}
     waiting = [{"key": k, "from": moving.get(k)} for k, p in sorted(pods.items())
@@ -261,8 +293,8 @@ def moment(stepper, state: dict, index) -> dict:
         "time": base["time"],
         "schedulingCycle": base["schedulingCycle"],
         "moveRequestCycle": base["moveRequestCycle"],
-        "metrics": base["metrics"],
-        "nominatedPods": base["nominatedPods"],
+        "metrics": metrics,
+        "nominatedPods": nominated,
         "queues": queues,
         "pods": pods,
         "in_flight": flight,

@@ -16,6 +16,7 @@ import bisect
 import math
 
 from django.template.loader import render_to_string
+from django.utils.html import format_html, format_html_join
 
 from engine import US
 from visualizer import markdown, moment
@@ -91,6 +92,7 @@ class TraceIndex:
         self._open_pop = None       # (pod, seq of its Pop) while no placement is seen
         self.cue_matches = {i: None for i, c in enumerate(cues) if "when" in c}
         self.cues = cues
+        self.log_rows = {}          # seq -> the event log's row for it, HTML included
 
     def extend(self) -> "TraceIndex":
         events, counts = self.events, self.counts
@@ -625,7 +627,21 @@ def _subjects(e) -> tuple[set, set]:
     return pods, nodes
 
 
-def log(events: list, position: int, log_filter=None) -> dict:
+def _log_row_html(row: dict) -> str:
+    """One row of the event log (rendered once per event and kept: a frame joins the rows)."""
+    failed = row["failed"]
+    pod = row["pods"][0] if row["pods"] else None
+    # a click on the message opens the pod's history (static/js/pod-history.js)
+    history = (format_html(' data-history-pod="{}" title="Click: the history of {}"', pod, pod) if pod else "")
+    return format_html(
+        '<li class="log-row{}" data-event-seq="{}" data-event-type="{}"><button type="button" class="log-jump" '
+        'data-control data-jump="{}">#{} · {} s</button><span class="log-type">{}{}</span>'
+        '<span class="log-message"{}>{}</span></li>',
+        " log-row--failed" if failed else "", row["seq"], row["type"], row["position"], row["seq"], row["time"],
+        "✗ " if failed else "", row["type"], history, row["message"])
+
+
+def log(events: list, position: int, log_filter=None, row_cache=None) -> dict:
     f = {k: (v or "").strip() for k, v in (log_filter or {}).items() if k in ("pod", "node", "type")}
     if any(f.values()):
         rows = []
@@ -644,12 +660,19 @@ def log(events: list, position: int, log_filter=None) -> dict:
         matched = position
     shown = rows[-LOG_LIMIT:]
     out = []
+    cache = row_cache if row_cache is not None else {}
     for e in shown:
-        pods, nodes = _subjects(e)
-        out.append({"seq": e["seq"], "position": e["seq"] + 1, "time": seconds(e["time"]), "type": e["type"],
-                    "pods": sorted(pods), "nodes": sorted(nodes), "message": summary(e),
-                    "failed": e.get("code") not in (None, SUCCESS, "Skip") or e.get("result") in ("Unschedulable", "Error")
-                    or e["type"] in ("ActionSkipped", "BindFailed", "PluginError")})
+        row = cache.get(e["seq"])
+        if row is None or row["event"] is not e:
+            pods, nodes = _subjects(e)
+            row = {"seq": e["seq"], "position": e["seq"] + 1, "time": seconds(e["time"]), "type": e["type"],
+                   "pods": sorted(pods), "nodes": sorted(nodes), "message": summary(e), "event": e,
+                   "failed": e.get("code") not in (None, SUCCESS, "Skip")
+                   or e.get("result") in ("Unschedulable", "Error")
+                   or e["type"] in ("ActionSkipped", "BindFailed", "PluginError")}
+            row["html"] = _log_row_html(row)
+            cache[e["seq"]] = row
+        out.append(row)
     return {"rows": out, "matched": matched, "total": position, "hidden": matched - len(shown),
             "filter": f, "filtered": any(f.values())}
 
@@ -732,14 +755,16 @@ def _chart(series, width=480, height=190):
     for i, (t, c) in enumerate(series):
         x0 = x_of(i, t)
         x1 = x_of(i + 1, series[i + 1][0]) if i + 1 < len(series) else left + pw
-        if x1 - x0 < 0.5 and i + 1 < len(series):
-            continue   # a change overtaken at the same instant: the next band shows the result
-        bands.append({"x": x0, "width": round(max(2.0, x1 - x0), 1),
-                      "title": (f"t = {seconds(t)} s" if by_time else f"change {i}") + ": " +
-                      ", ".join(f"{n} {c[n]}" for n in ("activeQ", "backoffQ", "unschedulablePods"))})
+        if x1 - x0 < 3 and i + 1 < len(series):
+            continue   # overtaken within 3 px (the same instant, say): the next band shows the result
+        title = (f"t = {seconds(t)} s" if by_time else f"change {i}") + ": " + \
+            ", ".join(f"{n} {c[n]}" for n in ("activeQ", "backoffQ", "unschedulablePods"))
+        bands.append((x0, top, round(max(3.0, x1 - x0), 1), ph, title, title))
+    bands_html = format_html_join("", '<rect x="{}" y="{}" width="{}" height="{}" data-values="{}"><title>{}</title></rect>',
+                                  bands)
     return {"width": width, "height": height, "peak": peak, "t_max": seconds(series[-1][0]), "lines": lines,
             "by_time": by_time, "left": left, "top": top, "plot_width": pw, "plot_height": ph,
-            "bottom_y": top + ph, "right_x": left + pw, "y_ticks": y_ticks, "x_ticks": x_ticks, "bands": bands,
+            "bottom_y": top + ph, "right_x": left + pw, "y_ticks": y_ticks, "x_ticks": x_ticks, "bands": bands_html,
             "x_label": "virtual time (s)" if by_time else f"queue changes, all at {seconds(series[-1][0])} s",
             "label_y": height - 4, "label_x": left + pw / 2}
 
@@ -800,7 +825,7 @@ def context(live, log_filter=None, names=PANELS) -> dict:
     if "preemption" in names:
         ctx["preemption"] = preemption(events, position, index, cycle["cycle"] if cycle else None)
     if "log" in names:
-        ctx["log"] = log(events, position, log_filter)
+        ctx["log"] = log(events, position, log_filter, row_cache=index.log_rows)
     if "metrics" in names:
         ctx["metrics"] = metrics(mom, position, index)
     if "narrative" in names:

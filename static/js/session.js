@@ -197,12 +197,13 @@
   session.addEventListener("htmx:wsBeforeMessage", function (ev) {
     if (!animating() || !window.htmx) { return; }
     var message = ev.detail.message;
-    if (typeof message !== "string" || message.indexOf("panel-queues") === -1) { return; }
+    if (typeof message !== "string" ||
+        (message.indexOf('id="panel-queues"') === -1 && message.indexOf('id="panel-nodes"') === -1)) { return; }
     ev.preventDefault();
     document.startViewTransition(function () {
       var template = document.createElement("template");
       template.innerHTML = message;
-      Array.prototype.forEach.call(template.content.children, function (fresh) {
+      Array.prototype.slice.call(template.content.children).forEach(function (fresh) {
         var old = fresh.id && document.getElementById(fresh.id);
         if (!old) { return; }
         old.replaceWith(fresh);

@@ -1,34 +1,27 @@
 """Every panel shows the same moment: at every revealed position of every lesson, stepped by
 event, the page's queues, pod in flight, nodes, nominations and figures are the engine's own
-state as it was when it emitted the last revealed event (a full ``engine.state()`` taken by a
-trace sink at every event is the reference)."""
+state at that event (moment_reference.py: a full ``engine.state()`` taken by a trace sink at
+every event and at every unit's end, with its two stated adjustments)."""
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+import importlib.util
+
 from engine import Scenario
 from engine.stepper import Stepper
 from visualizer import moment, presenters
+
+_spec = importlib.util.spec_from_file_location("moment_reference", Path(__file__).with_name("moment_reference.py"))
+moment_reference = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(moment_reference)
 
 FIXTURES = sorted(Path(__file__).resolve().parents[2].joinpath("fixtures").glob("*.yaml"))
 
 
 def _walk(path):
-    """(stepper, reference states by seq) with the stepper stepped by event through the run."""
-    st = Stepper(Scenario.from_text(path.read_text(encoding="utf-8"), path.name))
-    moment.attach(st)
-    at_event, at_unit_end = {}, {}
-    st.trace.add_sink(lambda e: at_event.__setitem__(e["seq"], st.engine.state()))
-    advance = st._advance_unit
-
-    def advance_unit(until=None):
-        did = advance(until)
-        at_unit_end[len(st.events)] = st.engine.state()
-        return did
-    st._advance_unit = advance_unit
-    # after p events: the state when a unit of work ended there, else when event p-1 was emitted
-    return st, lambda p: at_unit_end[p] if p in at_unit_end else at_event[p - 1]
+    return moment_reference.walk(path, attach=moment.attach)
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])
@@ -36,21 +29,11 @@ def test_every_position_of_every_lesson_shows_one_moment(path):
     st, reference = _walk(path)
     index = presenters.TraceIndex(st.events, [])
     partial_positions = 0
-    binding = {}   # pod -> node, from its CycleEnd Scheduled to its Bound or BindFailed
     while st.step_event():
         p = st.position
         index.extend()
         mom = moment.moment(st, st.state(), index)
         ref = reference(p)
-        last = st.events[p - 1]
-        if last["type"] == "CycleEnd" and last["result"] == "Scheduled":
-            binding[last["pod"]] = last["node"]
-        elif last["type"] in ("Bound", "BindFailed"):
-            binding.pop(last["pod"], None)
-        # Engine.state() calls a pod Pending while its bind completion runs (the completion
-        # takes it out of Engine.binding first); it is assumed on its node all along: Binding.
-        ref["pods"] = {k: dict(v, phase="Binding", nodeName=binding[k])
-                       if v["phase"] == "Pending" and k in binding else v for k, v in ref["pods"].items()}
         where = f"{path.name} after event {p} ({st.events[p - 1]['type']})"
         partial_positions += mom["partial"]
         assert {q: set(keys) for q, keys in mom["queues"].items()} == \

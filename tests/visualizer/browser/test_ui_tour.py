@@ -19,7 +19,10 @@ ROOT = Path(__file__).resolve().parents[3]
 IMAGES = ROOT / "docs" / "images"
 WIDTH, HEIGHT = 1280, 720
 SHOTS = ("library.png", "queues.png", "cycle.png", "preemption.png", "nodes-preemption.png",
-         "narrative-cues.png", "log-filter.png", "follower.png")
+         "narrative-cues.png", "log-filter.png", "follower.png", "metrics.png", "join-code.png",
+         "presentation.png", "phone.png")
+PHONE = (390, 844)
+SIZES = {"phone.png": PHONE}
 
 
 def png_facts(path: Path) -> dict:
@@ -57,7 +60,7 @@ def run_until(s, seconds: str) -> None:
     expect(s.page.locator("[data-clock]")).to_have_text(seconds)
 
 
-def test_the_ui_tour_screenshots(make_server, page, context, session_page):
+def test_the_ui_tour_screenshots(make_server, page, context, browser, session_page):
     IMAGES.mkdir(parents=True, exist_ok=True)
     for name in SHOTS:
         (IMAGES / name).unlink(missing_ok=True)
@@ -149,14 +152,49 @@ def test_the_ui_tour_screenshots(make_server, page, context, session_page):
     expect(page.locator('[data-node="n1"] [data-nominated-pod="default/urgent"]')).to_be_visible()
     expect(page.locator('[data-node="n1"] [data-pod="default/b"]')).to_contain_text("3 s of grace left")
     shot("nodes-preemption.png", '[data-panel="nodes"]')
-    expect(page.locator("[data-panel=narrative] .cue--latest")).to_contain_text("start terminating")
-    shot("narrative-cues.png", "[data-panel=narrative] > h3")
+    expect(page.locator("[data-panel=narrative] [data-cue-now]")).to_contain_text("start terminating")
+    expect(page.locator("[data-panel=narrative] .cues-earlier summary")).to_contain_text("Earlier cues")
+    page.locator("[data-panel=narrative] .cues-earlier summary").click()
+    shot("narrative-cues.png", "[data-panel=narrative]")
+
+    # -- the join code: the follower link large, with its QR code; the presenter link is not shown
+    page.locator('[data-view-options] [data-toggle="share"]').click()
+    expect(page.locator("[data-follower-qr] svg")).to_be_visible()
+    assert page.url.rstrip("/").rsplit("/", 1)[1] not in page.locator("body").inner_text()
+    shot("join-code.png")
+    page.keyboard.press("Escape")
+
+    # -- the metrics: pods per queue over virtual time, with axes and a legend
+    s = start("backoff-growth")
+    run_until(s, "20")
+    expect(page.locator("[data-chart] .tick--x").first).to_have_text("0 s")
+    shot("metrics.png", '[data-panel="metrics"]')
+
+    # -- a phone: one column, no sideways scrolling
+    phone = browser.new_context(viewport={"width": PHONE[0], "height": PHONE[1]}, is_mobile=True, has_touch=True)
+    phone_page = phone.new_page()
+    phone_page.goto(page.url)
+    phone_page.wait_for_selector('[data-connection="open"]')
+    assert phone_page.evaluate("document.documentElement.scrollWidth") <= PHONE[0]
+    shot("phone.png", on=phone_page)
+    phone.close()
+
+    # -- presentation mode: queues, current cycle and current cue above the fold
+    s = start("preemption-reprieve")
+    page.locator('[data-toggle="present"]').click()
+    for _ in range(3):
+        s.step("step-cycle")
+    expect(page.locator("[data-cue-now]")).to_be_in_viewport()
+    expect(page.locator("#panel-cycle")).to_be_in_viewport()
+    expect(page.locator("#panel-queues")).to_be_in_viewport()
+    shot("presentation.png")
+    page.locator('[data-toggle="present"]').click()
 
     for name in SHOTS:
         path = IMAGES / name
         assert path.is_file(), f"{name} was not written"
         assert path.stat().st_mtime >= started - 1
         facts = png_facts(path)
-        assert (facts["width"], facts["height"]) == (WIDTH, HEIGHT), name
+        assert (facts["width"], facts["height"]) == SIZES.get(name, (WIDTH, HEIGHT)), name
         assert facts["bytes"] > 20_000, f"{name} is suspiciously small ({facts['bytes']} bytes)"
         assert len(set(facts["pixels"][::97])) > 16, f"{name} looks blank"
