@@ -13,9 +13,13 @@ as kube-scheduler-simulator's result annotations.
 - The timeline actions not applied yet, moved earlier by the current time;
   ``simulation.startTime`` moved later by it (start times keep their meaning); the scheduler
   configuration and the other simulation settings as they were. Cues are left out.
-- What a scenario cannot hold is lost, and said so in the description: queue state (attempts,
-  backoff, unschedulablePods: every pending pod starts again in activeQ), the 1 s and 30 s flush
-  phases (they restart at the export's t=0), a scheduling cycle in flight.
+- The scheduling queue as ``queue``: for each pending pod in a queue, which one, its attempts,
+  its queue timestamp (before t=0) and the plugins that rejected it, so the run goes on as it
+  would have (``Scenario``'s ``queue``; ``PriorityQueue.restore``).
+  The next runs of the 1 s and 30 s flushes go with it, so they stay in step.
+- What a scenario cannot hold is lost, and said so in the description: a scheduling cycle or
+  a binding in flight (the pod is pending again and is scheduled anew), which preemption
+  victims were preempted (they are plain deletions now).
 
 ``result_annotations(events)`` reads the trace the way kube-scheduler-simulator's result store
 (``simulator/scheduler/plugin/resultstore/store.go``) records a scheduling attempt and writes
@@ -100,6 +104,11 @@ def _pod_manifest(engine, pod, start_shift_us, bound_to=None):
     return m
 
 
+def _seconds(us):
+    v = us / US
+    return int(v) if v == int(v) else v
+
+
 def scenario_at(engine) -> dict:
     """The cluster now, as a scenario mapping (see the module docstring)."""
     from .scheduler import PHASE_ACTION
@@ -110,10 +119,8 @@ def scenario_at(engine) -> dict:
     name = f"{sc.name}-at-{now // 1000}ms"[:63].rstrip("-")
     sim = copy.deepcopy(raw.get("simulation") or {})
     sim["startTime"] = rfc3339(sc.simulation.start_time + timedelta(microseconds=now))
-    lost = ("Exported at t={:g}s by `python -m engine export`: the objects as they were then. "
-            "A scenario has no queue state, so every pending pod starts again in activeQ "
-            "(attempts, backoff and unschedulablePods are not carried over), and the 1s and 30s "
-            "flushes restart at t=0.").format(t)
+    lost = ("Exported at t={:g}s by `python -m engine export`: the objects and the scheduling queue "
+            "as they were then. A cycle or binding that was in flight starts again.").format(t)
     out = {"kind": "Scenario",
            "metadata": {"name": name, "title": f"{sc.title or sc.name} (at {t:g}s)",
                         "description": lost + ("\n\n" + sc.description if sc.description else "")}}
@@ -137,9 +144,9 @@ def scenario_at(engine) -> dict:
             cur = engine.pods.get(p.key)
             if cur is None or p.key in done:
                 continue
-            done.add(p.key)
-            if p.key in engine.binding or cur.node_name != node_name:
+            if p.key in engine.binding or engine.cache.is_assumed_pod(p.key) or cur.node_name != node_name:
                 continue   # assumed, not bound: the API object is still pending
+            done.add(p.key)
             m = _pod_manifest(engine, cur, shift)
             if cur.deletion_timestamp is not None:
                 end = engine.terminating.get(p.key, now)
@@ -147,14 +154,38 @@ def scenario_at(engine) -> dict:
                 actions.append({"at": 0, "delete": {"kind": "Pod", "namespace": cur.namespace, "name": cur.name}})
             objects.append(m)
     q = engine.queue
-    order = list(engine.binding) + [pi.pod.key for pi in q.active_q.ordered()] + \
-        [pi.pod.key for pi in q.pod_backoff_q.ordered()] + sorted(q.unschedulable_pods)
+    unsched = sorted(q.unschedulable_pods.values(), key=lambda pi: pi.unsched_seq)
+    assumed = [k for k in engine.pods if k in engine.binding or engine.cache.is_assumed_pod(k)]
+    order = assumed + [pi.pod.key for pi in q.active_q.ordered()] + \
+        [pi.pod.key for pi in q.pod_backoff_q.ordered()] + [pi.pod.key for pi in unsched]
     order_keys = {k: i for i, k in enumerate(order)}
     pending = [p for k, p in engine.pods.items() if k not in done and not p.node_name]
     pending.sort(key=lambda p: order_keys.get(p.key, len(order)))
+    queue = []
     for p in pending:
         objects.append(_pod_manifest(engine, p, shift))
+        where = q.where_is(p.key)
+        pi = q.get(p.key)
+        if where is None or pi is None or p.key in engine.binding or engine.cache.is_assumed_pod(p.key):
+            continue   # in no queue, or its bind in flight (it is scheduled anew), or not ours
+        entry = {"pod": p.key, "queue": where, "attempts": pi.attempts,
+                 "timestamp": _seconds(pi.timestamp - now)}
+        if pi.unschedulable_plugins and not pi.gated:
+            entry["unschedulablePlugins"] = sorted(pi.unschedulable_plugins)
+        if pi.gated:
+            entry["gated"] = True
+        queue.append(entry)
     out["objects"] = objects
+    qs = {}
+    for e in engine._events:
+        if e[3] == "flushBackoffQCompleted" and e[0] != now:
+            qs["nextFlushBackoffQCompleted"] = _seconds(e[0] - now)
+        elif e[3] == "flushUnschedulablePodsLeftover" and e[0] != now:
+            qs["nextFlushUnschedulablePodsLeftover"] = _seconds(e[0] - now)
+    if queue:
+        qs["pods"] = queue
+    if qs:
+        out["queue"] = qs
     future = sorted((e for e in engine._events if e[1] == PHASE_ACTION), key=lambda e: (e[0], e[2]))
     for at, _phase, _seq, _kind, a in future:
         rel = (at - now) / US

@@ -63,6 +63,8 @@ class Scenario:
     cues: list = field(default_factory=list)
     raw: dict = field(default_factory=dict)
     source: str = "<input>"
+    queue_state: dict = field(default_factory=dict)   # pod key -> restore(**) arguments
+    flush_at: dict = field(default_factory=dict)      # "backoff"/"leftover" -> first flush time (us)
 
     @classmethod
     def from_path(cls, path) -> "Scenario":
@@ -155,7 +157,7 @@ def _parse(data, probs: Problems) -> Scenario:
     if not isinstance(data, dict):
         probs.add("", f"the scenario must be a mapping with kind: Scenario, got {type(data).__name__}")
         return Scenario(name="invalid")
-    known = {"kind", "apiVersion", "metadata", "scheduler", "simulation", "objects", "actions", "cues"}
+    known = {"kind", "apiVersion", "metadata", "scheduler", "simulation", "objects", "actions", "cues", "queue"}
     for k in data:
         if k not in known:
             probs.add(str(k), f"is not a scenario field (one of {', '.join(sorted(known))})")
@@ -244,6 +246,8 @@ def _parse(data, probs: Problems) -> Scenario:
             sc.actions.append(act)
 
     sc.cues = parse_cues(data.get("cues"), probs)
+    if "queue" in data:
+        sc.queue_state, sc.flush_at = parse_queue_state(data.get("queue"), sc, probs)
     _check_references(sc, probs)
     return sc
 
@@ -274,6 +278,80 @@ def parse_action(verb, body, place, probs, start_instant, at=0, index=0):
     if kind in ("Node", "PriorityClass"):
         ns = ""
     return Action(at, "delete", kind, None, ns, name, place, body, index)
+
+
+QUEUE_NAMES = ("activeQ", "backoffQ", "unschedulablePods")
+
+
+FLUSH_FIELDS = {"nextFlushBackoffQCompleted": ("backoff", 1), "nextFlushUnschedulablePodsLeftover": ("leftover", 30)}
+
+
+def parse_queue_state(raw, sc, probs):
+    """``queue``: the scheduling queue at t=0, as ``python -m engine export`` records it::
+
+        queue:
+          nextFlushBackoffQCompleted: 0.5              # first run of the 1s flush (default 0)
+          nextFlushUnschedulablePodsLeftover: 29.5     # first run of the 30s flush (default 0)
+          pods:
+            - {pod: default/big, queue: backoffQ, attempts: 2, timestamp: -0.5,
+               unschedulablePlugins: [NodeResourcesFit]}
+
+    Each entry names a pending pod of ``objects``; ``timestamp`` is its queue time in seconds
+    (negative: before t=0). Pods without an entry are added as usual (activeQ at t=0)."""
+    out, flush = {}, {}
+    if not isinstance(raw, dict):
+        probs.add("queue", f"{_q(raw)} is not a mapping (pods: [...])")
+        return out, flush
+    for k in raw:
+        if k != "pods" and k not in FLUSH_FIELDS:
+            probs.add(f"queue.{k}", f"is not a queue field (pods, {', '.join(FLUSH_FIELDS)})")
+    for k, (name, period) in FLUSH_FIELDS.items():
+        if k in raw:
+            v = raw[k]
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= period:
+                probs.add(f"queue.{k}", f"{_q(v)} is not a number of seconds in [0, {period}]")
+            else:
+                flush[name] = int(round(v * US))
+    pending = {o.key for kind, o in sc.objects if kind == "Pod" and not o.node_name}
+    for i, e in enumerate(get_list(raw, "pods", "queue", probs)):
+        place = f"queue.pods[{i}]"
+        if not isinstance(e, dict):
+            probs.add(place, f"{_q(e)} is not a queue entry")
+            continue
+        for k in e:
+            if k not in ("pod", "queue", "attempts", "timestamp", "unschedulablePlugins", "gated"):
+                probs.add(f"{place}.{k}", "is not a queue entry field (pod, queue, attempts, timestamp, "
+                                          "unschedulablePlugins, gated)")
+        key = e.get("pod")
+        if not isinstance(key, str) or key not in pending:
+            probs.add(f"{place}.pod", f"{_q(key)} is not a pending pod of objects (namespace/name)")
+            continue
+        if key in out:
+            probs.add(f"{place}.pod", f"{_q(key)} has two entries")
+            continue
+        q = e.get("queue")
+        if q not in QUEUE_NAMES:
+            probs.add(f"{place}.queue", f"{_q(q)} is not one of {', '.join(QUEUE_NAMES)}")
+            continue
+        attempts = e.get("attempts", 0)
+        if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 0:
+            probs.add(f"{place}.attempts", f"{_q(attempts)} is not an integer >= 0")
+            continue
+        ts = e.get("timestamp", 0)
+        if isinstance(ts, bool) or not isinstance(ts, (int, float)):
+            probs.add(f"{place}.timestamp", f"{_q(ts)} is not a number of seconds")
+            continue
+        plugins = e.get("unschedulablePlugins") or []
+        if not isinstance(plugins, list) or not all(isinstance(p, str) for p in plugins):
+            probs.add(f"{place}.unschedulablePlugins", f"{_q(plugins)} is not a list of plugin names")
+            continue
+        gated = e.get("gated", False)
+        if not isinstance(gated, bool):
+            probs.add(f"{place}.gated", f"{_q(gated)} is not true or false")
+            continue
+        out[key] = {"queue": q, "attempts": attempts, "timestamp": int(round(ts * US)),
+                    "unschedulable_plugins": tuple(plugins), "gated": gated}
+    return out, flush
 
 
 def parse_cues(raw, probs):

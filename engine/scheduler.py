@@ -155,13 +155,17 @@ class Engine:
         for kind, o in objs:
             if kind == "Pod" and o.node_name:
                 self._pod_create(o)
+        restore = self.scenario.queue_state   # exported queue state (scenario ``queue``), if any
         for kind, o in objs:
             if kind == "Pod" and not o.node_name:
-                self._pod_create(o)
+                self._pod_create(o, restore=restore.get(o.key) if restore else None)
         for a in self.scenario.actions:
             self._push(a.at, PHASE_ACTION, "action", a)
-        self._push(0, PHASE_FLUSH_BACKOFF, "flushBackoffQCompleted")
-        self._push(0, PHASE_FLUSH_LEFTOVER, "flushUnschedulablePodsLeftover")
+        # the flushes run at t = 0, period, 2*period ... unless an exported queue says where
+        # in their period the run was (scenario ``queue.nextFlush...``)
+        flush_at = getattr(self.scenario, "flush_at", None) or {}
+        self._push(flush_at.get("backoff", 0), PHASE_FLUSH_BACKOFF, "flushBackoffQCompleted")
+        self._push(flush_at.get("leftover", 0), PHASE_FLUSH_LEFTOVER, "flushUnschedulablePodsLeftover")
 
     def is_idle(self) -> bool:
         """No action left, no completion pending, activeQ and backoffQ empty."""
@@ -265,7 +269,7 @@ class Engine:
 
     # ------------------------------------------------------------------ pods
 
-    def _pod_create(self, pod, action=None):
+    def _pod_create(self, pod, action=None, restore=None):
         if pod.key in self.pods:
             self._skip(action, f"pod {pod.key} already exists")
             return
@@ -284,7 +288,10 @@ class Engine:
         else:
             self.pods[pod.key] = pod
             if self._responsible(pod):
-                self.queue.add(pod)
+                if restore is not None:
+                    self.queue.restore(pod, **restore)
+                else:
+                    self.queue.add(pod)
                 self._remember_pinfo(pod.key)
 
     def _remember_pinfo(self, key):

@@ -209,6 +209,43 @@ class PriorityQueue:
                              f"new pending pod (priority {pod.priority}) enters activeQ with queue time {_s(pinfo.timestamp)}")
         self.nominator.add_nominated_pod(pod, None)
 
+    def restore(self, pod, queue: str, attempts: int, timestamp: int, unschedulable_plugins=(), gated=False) -> None:
+        """Add a pod with the queue state an export recorded (scenario ``queue``): its
+        attempts, queue timestamp and rejecting plugins, into the sub-queue it was in. Not an
+        upstream operation: it stands for the scheduler having run up to the export."""
+        pinfo = QueuedPodInfo(pod=pod, attempts=attempts, unschedulable_plugins=set(unschedulable_plugins))
+        pinfo.timestamp = timestamp
+        self._timestamp_seq += 1
+        pinfo.seq = self._timestamp_seq
+        pinfo.initial_attempt_timestamp = timestamp if attempts else None
+        if not gated:
+            for pl in pinfo.unschedulable_plugins:
+                self.unschedulable_reasons[pl] = self.unschedulable_reasons.get(pl, 0) + 1
+        else:
+            pinfo.unschedulable_plugins = set()
+        what = (f"restored from the exported queue state: {attempts} attempt(s), queue time {_s(timestamp)}"
+                + (f", rejected by {', '.join(sorted(pinfo.unschedulable_plugins))}" if pinfo.unschedulable_plugins else ""))
+        if queue == ACTIVE_Q or gated:
+            # activeQ, or gated: PreEnqueue decides again, as for any pod added
+            if not self.add_to_active_q(pinfo):
+                if self.trace.enabled:
+                    self._transition(pinfo, None, UNSCHEDULABLE_PODS, fw.PodAdd, self._gated_message(pinfo))
+                return
+            self._incoming("active", fw.PodAdd)
+            if self.trace.enabled:
+                self._transition(pinfo, None, ACTIVE_Q, fw.PodAdd, what)
+        elif queue == BACKOFF_Q:
+            self.pod_backoff_q.add(pod.key, pinfo)
+            self._incoming("backoff", fw.PodAdd)
+            if self.trace.enabled:
+                self._transition(pinfo, None, BACKOFF_Q, fw.PodAdd, what + "; " + self._backoff_text(pinfo))
+        else:
+            self._add_unschedulable(pinfo)
+            self._incoming("unschedulable", fw.PodAdd)
+            if self.trace.enabled:
+                self._transition(pinfo, None, UNSCHEDULABLE_PODS, fw.PodAdd, what)
+        self.nominator.add_nominated_pod(pod, None)
+
     def activate(self, pods) -> None:
         """Activate: force pods from unschedulablePods or podBackoffQ into activeQ."""
         for pod in pods:
