@@ -328,6 +328,7 @@ def test_cli_compare_with_a_plugin_file_and_config_b(tmp_path):
     (("--weight-b", "NodeResourcesFit=heavy"), "--weight-b NodeResourcesFit=heavy: expected PLUGIN=WEIGHT"),
     (("--disable-b", "Ghost"), "variation.disable: 'Ghost' is not enabled in any profile"),
     (("--gate-b", "X=true", "--until", "soon"), "--until"),
+    (("--config-b", "/nonexistent/b.yaml"), "/nonexistent/b.yaml: No such file or directory"),
 ])
 def test_cli_compare_bad_arguments(args, message):
     out = cli("compare", str(LESSON), *args)
