@@ -42,6 +42,7 @@ from visualizer.presenters import seconds
 
 MAX_COMPARE_SECONDS = 24 * 3600     # virtual seconds a comparison may cover
 MAX_COMPARE_EVENTS = 100_000        # trace events per run of a comparison (bounded memory)
+MAX_STORED_PODS = 1000              # changed pods kept in a session's reload record
 MAX_SCHEDULER_TEXT = 64 * 1024      # bytes of a pasted scheduler: section
 _reload_lock = threading.Lock()
 def ensure_configured_plugins() -> list:
@@ -153,6 +154,15 @@ def _summary(comparison: dict) -> dict:
             "cycle": d["cycle_a"] if d else None, "time": d["time"] if d else None}
 
 
+def _bounded(comparison: dict) -> dict:
+    """The comparison as stored with the session: at most MAX_STORED_PODS pod rows (the page
+    says how many more differ)."""
+    if len(comparison["pods"]) <= MAX_STORED_PODS:
+        return comparison
+    return dict(comparison, pods=comparison["pods"][:MAX_STORED_PODS],
+                pods_hidden=len(comparison["pods"]) - MAX_STORED_PODS)
+
+
 def reload_session(session_id, *, changed_only=False, only=None) -> dict:
     """Reload the session's plugin modules and replay it with the new code (module docstring).
 
@@ -196,7 +206,7 @@ def reload_session(session_id, *, changed_only=False, only=None) -> dict:
         comparison = cmp.compare(baseline, new)
         shown = new.position if live.at_head else _map_position(baseline.events, live.position, new.events)
         record = {"plugin_code": recorded, "new_plugin_code": new_code, "reloaded_at": timezone.now().isoformat(),
-                  "kind": "reload", "summary": _summary(comparison), "comparison": comparison,
+                  "kind": "reload", "summary": _summary(comparison), "comparison": _bounded(comparison),
                   "label_a": baseline.label, "label_b": new.label}
         fields = {"injections": [{"position": p, "timeUs": t, "verb": v, "body": b} for p, t, v, b in new.injections],
                   "high_water": new.position, "head_clock_us": new.clock_us, "position": shown,

@@ -182,10 +182,13 @@ class SessionConsumer(AsyncWebsocketConsumer):
     async def carry_out(self, msg):
         action = msg["action"]
         was_playing = runner.stop_play(self.session_id)
-        if not await self.reload_plugins(action):
+        go_on, reloaded = await self.reload_plugins(action)
+        if not go_on:
             return
         if action == "play":
             await self.play(msg)
+            if reloaded:
+                await self.send_status("info", reloaded, [])
             return
         self.cancel_run = False
         slices = 0
@@ -209,13 +212,14 @@ class SessionConsumer(AsyncWebsocketConsumer):
             await self.publish_now()
             return
         await self.send_status("info", result["note"] if result["note"] else
-                               ("Paused." if was_playing else ""), [])
+                               (reloaded or ("Paused." if was_playing else "")), [])
         await self.publish_now()
 
-    async def reload_plugins(self, action) -> bool:
+    async def reload_plugins(self, action) -> tuple:
         """The presenter's Reload plugins button, and in development (settings.DEBUG) a reload
         before any control when a plugin file of the session changed (visualizer.changes).
-        Returns whether to go on with ``action``."""
+        Returns (whether to go on with ``action``, the note of an automatic reload to show
+        with its result)."""
         from visualizer import changes
         try:
             if action == "reload-plugins":
@@ -225,11 +229,12 @@ class SessionConsumer(AsyncWebsocketConsumer):
         except runner.ControlError as e:
             await self.send_status("error", e.title, e.problems)
             await self.publish_now()
-            return False
-        if note:
+            return False, ""
+        if action == "reload-plugins":
             await self.send_status("info", note, [])
             await self.publish_now()
-        return action != "reload-plugins"
+            return False, ""
+        return True, note
 
     async def play(self, msg):
         raw = msg.get("speed", 2)

@@ -329,6 +329,7 @@ def test_cli_compare_with_a_plugin_file_and_config_b(tmp_path):
     (("--weight-b", "NodeResourcesFit=heavy"), "--weight-b NodeResourcesFit=heavy: expected PLUGIN=WEIGHT"),
     (("--disable-b", "Ghost"), "variation.disable: 'Ghost' is not enabled in any profile"),
     (("--gate-b", "X=true", "--until", "soon"), "--until"),
+    (("--config-b", "/nonexistent/b.yaml"), "/nonexistent/b.yaml: No such file or directory"),
 ])
 def test_cli_compare_bad_arguments(args, message):
     out = cli("compare", str(LESSON), *args)
@@ -383,3 +384,17 @@ def test_cycle_of_an_event():
     assert starts[0] < sidecar < ends[1] and cycle_of(ev, sidecar) == (1, "within")
     # after the last cycle ended nothing is next
     assert cycle_of(ev, len(ev)) == (None, None)
+
+
+def test_a_variation_limited_to_one_profile():
+    two = {"kind": "Scenario", "metadata": {"name": "two"},
+           "scheduler": {"profiles": [{"schedulerName": "default-scheduler"}, {"schedulerName": "second"}]},
+           "objects": TWO_NODES["objects"][:2]}
+    a = Scenario.from_dict(two)
+    b = vary(a, Variation(disable=["ImageLocality"], weights={"NodeResourcesFit": 4}, profile="second"))
+    plugins = {}
+    for name, fw in Engine(b, Trace(enabled=False)).frameworks.items():
+        plugins[name] = ([p.name for p in fw.score_plugins], fw.score_plugin_weight.get("NodeResourcesFit"))
+    assert "ImageLocality" in plugins["default-scheduler"][0] and plugins["default-scheduler"][1] == 1
+    assert "ImageLocality" not in plugins["second"][0] and plugins["second"][1] == 4
+    assert "(profile second)" in Variation(disable=["X"], profile="second").describe()

@@ -388,3 +388,17 @@ def test_a_session_whose_plugin_is_not_loaded_says_so_and_changes_nothing(tmp_pa
     assert (f"This session was recorded with AvoidNode from avoid_node.py@{digest(path)[:8]}; "
             f"the server has no plugin AvoidNode loaded now.") in html
     assert Session.objects.get(pk=session.pk).version == before.version
+
+
+def test_a_stored_comparison_keeps_at_most_max_stored_pods(monkeypatch, client):
+    monkeypatch.setattr(changes, "MAX_STORED_PODS", 1)
+    pods = [{"pod": f"default/p{i}", "fields": ["nodeName"], "a": {}, "b": {}} for i in range(3)]
+    stored = changes._bounded({"pods": pods, "identical": False})
+    assert stored["pods"] == pods[:1] and stored["pods_hidden"] == 2
+    assert changes._bounded({"pods": pods[:1]})["pods"] == pods[:1]
+    from django.template.loader import render_to_string
+    result = changes.present({"a": {"label": "A", "events": 1, "time": 0.0, "truncated": False},
+                              "b": {"label": "B", "events": 1, "time": 0.0, "truncated": False},
+                              "identical": False, "run": [], "divergence": None, "effect": None, **stored})
+    html = render_to_string("visualizer/partials/_what_changed.html", {"result": result})
+    assert 'data-changed-count>3<' in html and "2 more pods with a different outcome not shown." in html
