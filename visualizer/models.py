@@ -28,6 +28,9 @@ class Session(models.Model):
     # order applied; "position" is the number of trace events revealed when it was applied.
     injections = models.JSONField(default=list)
     position = models.PositiveIntegerField(default=0)
+    # Where the last control started: the events (change_start, position] are what it revealed,
+    # which the page marks as "just moved" (the same after a restart or on another process).
+    change_start = models.PositiveIntegerField(default=0)
     high_water = models.PositiveIntegerField(default=0)
     head_clock_us = models.BigIntegerField(default=0)
     # The out-of-tree plugin code the run was recorded with (visualizer.changes.plugin_code):

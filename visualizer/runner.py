@@ -235,7 +235,7 @@ class LiveSession:
         self.injections = [Injection.from_json(d) for d in row.injections]
         self.high_water = row.high_water
         self.head_clock_us = row.head_clock_us
-        self.last_change = (row.position, row.position)
+        self.last_change = (min(row.change_start, row.position), row.position)
         head = rebuild(self.scenario, self.injections, self.high_water, self.head_clock_us)
         self.timeline = head.events
         if row.position >= self.high_water:
@@ -417,7 +417,8 @@ class LiveSession:
     # ------------------------------------------------------------------ storing
 
     def persist(self, *, injections: bool = False) -> None:
-        fields = {"position": self.position, "high_water": self.high_water,
+        fields = {"position": self.position, "change_start": min(self.last_change[0], self.position),
+                  "high_water": self.high_water,
                   "head_clock_us": self.head_clock_us, "version": self.version + 1}
         if injections:
             fields["injections"] = [i.as_json() for i in self.injections]

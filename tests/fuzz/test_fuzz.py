@@ -166,5 +166,11 @@ async def test_hostile_websocket_messages(fresh_runner):
     with_memory = await sync_to_async(runner.render_frame, thread_sensitive=False)(session.pk)
     runner.reset()
     rebuilt = await sync_to_async(runner.render_frame, thread_sensitive=False)(session.pk)
+    if with_memory != rebuilt:   # name the first panel that differs, with the text around it
+        import difflib
+        for (name_a, html_a), (name_b, html_b) in zip(with_memory[1], rebuilt[1]):
+            if (name_a, html_a) != (name_b, html_b):
+                diff = "\n".join(list(difflib.unified_diff(html_a.splitlines(), html_b.splitlines(), lineterm=""))[:40])
+                raise AssertionError(f"panel {name_a} differs from the rebuilt session's:\n{diff}")
     assert with_memory == rebuilt
     await comm.disconnect()
