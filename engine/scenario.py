@@ -82,6 +82,8 @@ class Scenario:
     def from_text(cls, text: str, source: str = "<input>") -> "Scenario":
         try:
             data = yaml.safe_load(text)
+        except RecursionError:
+            raise ScenarioError(["nested too deeply to be a scenario"], source) from None
         except yaml.YAMLError as e:
             mark = getattr(e, "problem_mark", None)
             where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "YAML"
