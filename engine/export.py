@@ -68,7 +68,7 @@ PREEMPTION_VICTIM = "preemption victim"
 
 # ----------------------------------------------------------------------------- the scenario
 
-def _pod_manifest(engine, pod, start_shift_us, bound_to=None):
+def _pod_manifest(engine, pod):
     m = copy.deepcopy(pod.manifest) if isinstance(pod.manifest, dict) else {}
     m["apiVersion"] = "v1"
     m["kind"] = "Pod"
@@ -76,7 +76,7 @@ def _pod_manifest(engine, pod, start_shift_us, bound_to=None):
     md["name"] = pod.name
     md["namespace"] = pod.namespace
     spec = m.setdefault("spec", {})
-    node = bound_to or pod.node_name
+    node = pod.node_name
     if node:
         spec["nodeName"] = node
     else:
@@ -136,7 +136,6 @@ def scenario_at(engine) -> dict:
         objects.append(copy.deepcopy(node.manifest))
     actions = []
     done = set()
-    shift = -now
     for node_name in engine.nodes:
         ni = engine.cache.nodes.get(node_name)
         for entry in (ni.pods if ni is not None else []):
@@ -147,7 +146,7 @@ def scenario_at(engine) -> dict:
             if p.key in engine.binding or engine.cache.is_assumed_pod(p.key) or cur.node_name != node_name:
                 continue   # assumed, not bound: the API object is still pending
             done.add(p.key)
-            m = _pod_manifest(engine, cur, shift)
+            m = _pod_manifest(engine, cur)
             if cur.deletion_timestamp is not None:
                 end = engine.terminating.get(p.key, now)
                 m["spec"]["terminationGracePeriodSeconds"] = max(0, math.ceil((end - now) / US))
@@ -163,7 +162,7 @@ def scenario_at(engine) -> dict:
     pending.sort(key=lambda p: order_keys.get(p.key, len(order)))
     queue = []
     for p in pending:
-        objects.append(_pod_manifest(engine, p, shift))
+        objects.append(_pod_manifest(engine, p))
         where = q.where_is(p.key)
         pi = q.get(p.key)
         if where is None or pi is None or p.key in engine.binding or engine.cache.is_assumed_pod(p.key):

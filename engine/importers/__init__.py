@@ -83,6 +83,9 @@ def parse_documents(name, text, problems):
     if stripped[0] in "{[":
         try:
             return [json.loads(text)]
+        except RecursionError:
+            problems.append(f"{name}: nested too deeply to be a Kubernetes object")
+            return None
         except json.JSONDecodeError as e:
             if stripped[0] == "{" or text.count("\n") == 0:
                 problems.append(f"{name}: line {e.lineno}, column {e.colno}: not valid JSON ({e.msg})")
@@ -90,6 +93,9 @@ def parse_documents(name, text, problems):
             # a YAML flow sequence is also possible; fall through to YAML
     try:
         docs = [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
+    except RecursionError:
+        problems.append(f"{name}: nested too deeply to be a Kubernetes object")
+        return None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "YAML"

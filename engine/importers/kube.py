@@ -244,6 +244,10 @@ class Converter:
         pcn = spec.get("priorityClassName")
         if "priority" in ospec and pcn and class_values.get(pcn) == ospec["priority"]:
             del ospec["priority"]   # the class gives the same value: resolved as admission did
+        elif pcn and pcn not in class_values and isinstance(ospec.get("priority"), int):
+            # a dump without its PriorityClasses: admission already wrote the value, keep it
+            del ospec["priorityClassName"]
+            report.ignore("Pod", "spec.priorityClassName (its PriorityClass is not in the import; spec.priority kept)")
         delete = None
         if deleting and node:
             t = parse_time(deleting, "", Problems())

@@ -78,11 +78,12 @@ class ImportReport:
         """The same report as Markdown (the scenario's description)."""
         out = ["| kind | kept | dropped |", "|---|---|---|"]
         for kind in sorted(set(self.kept) | set(self.dropped)):
-            kept = self._kept_line(kind).split(" ", 1)[1] if kind in self.kept else kind
-            kept = kept[len(kind):].strip(" ()") if kind in self.kept else ""
-            k = f"{self.kept.get(kind, 0)}" + (f" ({kept})" if kept else "")
-            d = "; ".join(f"{n}: {r}" for r, n in sorted(self.dropped.get(kind, {}).items())) or "0"
-            out.append(f"| {kind} | {k} | {d.replace('|', '/')} |")
+            detail = self.kept_detail.get(kind)
+            kept = str(self.kept.get(kind, 0))
+            if detail:
+                kept += " (" + ", ".join(f"{n} {w}" for w, n in detail.items()) + ")"
+            dropped = "; ".join(f"{n}: {r}" for r, n in sorted(self.dropped.get(kind, {}).items())) or "0"
+            out.append(f"| {kind} | {kept} | {dropped.replace('|', '/')} |")
         if self.not_ours:
             out += ["", f"**Not ours**: {len(self.not_ours)} pending pod(s) of another scheduler stay pending: "
                     + ", ".join(f"`{p}`" for p in self.not_ours[:20]) + (", ..." if len(self.not_ours) > 20 else "")]

@@ -185,8 +185,7 @@ class PerfConverter:
                     self.fail(f"{place}.duration", str(e))
             elif code == "churn":
                 churns.append((op, i, t, place))
-            if self.count > MAX_OBJECTS:
-                self.fail(place, f"makes more than {MAX_OBJECTS} objects; choose a smaller workload")
+            if self.count > MAX_OBJECTS or len(self.problems) > n_before + 20:
                 return False
         if len(self.problems) != n_before:
             return False
@@ -230,6 +229,13 @@ class PerfConverter:
         self._templates[path] = m
         return m
 
+    def _room_for(self, n, place):
+        """Refuse a workload that would make more than MAX_OBJECTS objects, before making them."""
+        if self.count + n > MAX_OBJECTS:
+            self.fail(place, f"makes more than {MAX_OBJECTS} objects; choose a smaller workload")
+            return False
+        return True
+
     def _emit(self, manifest, t, origin):
         self.count += 1
         if t == 0:
@@ -238,6 +244,8 @@ class PerfConverter:
             self.actions.append({"at": t / US, "create": manifest})
 
     def _create_nodes(self, op, i, n, node_index, t, place):
+        if not self._room_for(n, place):
+            return node_index
         base = BASE_NODE
         prefix = f"node-{i}-"
         if op.get("nodeTemplatePath"):
@@ -276,6 +284,8 @@ class PerfConverter:
         return node_index
 
     def _create_pods(self, tc, op, ns, n, t, place):
+        if not self._room_for(n, place):
+            return
         path = op.get("podTemplatePath") or tc.get("defaultPodTemplatePath")
         base = BASE_POD
         if path:
@@ -304,13 +314,20 @@ class PerfConverter:
     def _churn(self, op, i, start, end, place):
         mode = op.get("mode")
         number = op.get("number") or 0
+        if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= MAX_OBJECTS:
+            self.fail(f"{place}.number", f"{number!r} is not a count (an integer from 0 to {MAX_OBJECTS})")
+            return
         if mode not in ("create", "recreate"):
             self.fail(f"{place}.mode", f"{mode!r} is not create or recreate")
             return
         if mode == "recreate" and number == 0:
             self.fail(f"{place}.number", "cannot be 0 when mode is recreate")
             return
-        interval = int(op.get("intervalMilliseconds") or 500) * 1000
+        iv = op.get("intervalMilliseconds") or 500
+        if isinstance(iv, bool) or not isinstance(iv, int) or iv <= 0:
+            self.fail(f"{place}.intervalMilliseconds", f"{iv!r} is not a positive integer")
+            return
+        interval = iv * 1000
         ns = op.get("namespace") or f"namespace-{i}"
         templates = []
         for j, path in enumerate(op.get("templatePaths") or []):
@@ -324,6 +341,8 @@ class PerfConverter:
                 templates.append(None)
                 continue
             templates.append(m)
+        if not any(templates):
+            return
         slots = [[None] * max(number, 1) for _ in templates]
         counters = [0] * len(templates)
         count = 0
@@ -350,7 +369,7 @@ class PerfConverter:
                         slots[j][s] = None
             count += 1
             tick += interval
-            if len(self.actions) > MAX_OBJECTS:
+            if len(self.actions) > MAX_OBJECTS or count > MAX_OBJECTS:
                 self.fail(place, f"churns more than {MAX_OBJECTS} times; choose a shorter workload")
                 return
 

@@ -90,3 +90,10 @@ def test_a_session_exports_its_position(client):
         "DefaultPreemption": "preemption victim"}
     assert client.get(f"/x/{session.presenter_token}/other.txt").status_code == 404
     assert client.get("/x/nobody/state.json").status_code == 404
+
+
+@pytest.mark.django_db
+def test_deeply_nested_text_is_refused_not_a_server_error(client):
+    response = client.post("/sessions/", {"scenario": "[" * 100000})
+    assert response.status_code == 400 and Session.objects.count() == 0
+    assert "nested too deeply to be a scenario" in response.content.decode()

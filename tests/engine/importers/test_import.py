@@ -340,3 +340,16 @@ def test_cli_import_writes_the_scenario_and_prints_the_report(tmp_path):
 def test_dump_scenario_round_trips():
     sc = import_files([("dump.yaml", yaml.safe_dump(small_dump()))]).scenario
     assert yaml.safe_load(dump_scenario(sc)) == sc
+
+
+def test_a_pods_only_dump_keeps_the_priority_admission_wrote():
+    # kubectl get pods -A -o yaml: no PriorityClasses, no nodes
+    items = [pod("api-1", "shop", priorityClassName="business", priority=5000),
+             pod("web-1", "shop", node_name="n1")]
+    r = import_files([("pods.yaml", yaml.safe_dump({"kind": "List", "items": items}))])
+    (p,) = [o for o in r.scenario["objects"] if o["kind"] == "Pod"]
+    assert p["spec"]["priority"] == 5000 and "priorityClassName" not in p["spec"]
+    assert r.report.dropped["Pod"] == {"bound to a node that is not in the import (no snapshot would hold it)": 1}
+    eng = Engine(Scenario.from_dict(r.scenario))
+    eng.run()
+    assert eng.state()["pods"]["shop/api-1"]["priority"] == 5000

@@ -155,3 +155,32 @@ def test_pvc_test_case_reports_what_it_dropped():
     assert r.report.dropped["PersistentVolumeClaim"] == {
         "volumes are not modelled yet: the engine has no volume plugins (VolumeBinding, VolumeRestrictions, "
         "VolumeZone, NodeVolumeLimits)": 1500}
+
+
+def test_bad_workloads_are_refused_in_bounded_time_and_memory():
+    cases = [{"name": "Huge", "workloadTemplate": [
+        {"opcode": "createNodes", "count": 10 ** 9},
+        {"opcode": "churn", "mode": "recreate", "number": 10 ** 12, "templatePaths": ["config/churn/node-default.yaml"]},
+        {"opcode": "createPods", "count": 1, "collectMetrics": True}],
+        "workloads": [{"name": "w", "params": {}}]}]
+    with pytest.raises(ScenarioError) as e:
+        import_files([("perf.yaml", yaml.safe_dump(cases))])
+    assert e.value.problems == ["perf.yaml: Huge.workloadTemplate[0]: makes more than 200000 objects; choose a smaller workload"]
+    cases[0]["workloadTemplate"][0]["count"] = 1
+    cases[0]["workloadTemplate"].append({"opcode": "sleep", "duration": "1000h"})
+    with pytest.raises(ScenarioError) as e:
+        import_files([("perf.yaml", yaml.safe_dump(cases)),
+                      ("config/churn/node-default.yaml", (DATA / "config/churn/node-default.yaml").read_text())])
+    assert e.value.problems == ["perf.yaml: Huge.workloadTemplate[1].number: 1000000000000 is not a count (an integer from 0 to 200000)"]
+    cases[0]["workloadTemplate"][1]["number"] = 1
+    cases[0]["workloadTemplate"][1]["intervalMilliseconds"] = 1
+    with pytest.raises(ScenarioError) as e:
+        import_files([("perf.yaml", yaml.safe_dump(cases)),
+                      ("config/churn/node-default.yaml", (DATA / "config/churn/node-default.yaml").read_text())])
+    assert e.value.problems == ["perf.yaml: Huge.workloadTemplate[1]: churns more than 200000 times; choose a shorter workload"]
+
+
+def test_deeply_nested_input_is_refused():
+    with pytest.raises(ScenarioError) as e:
+        import_files([("deep.json", "[" * 100000 + "]" * 100000)])
+    assert e.value.problems == ["deep.json: nested too deeply to be a Kubernetes object"]
