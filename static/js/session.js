@@ -183,8 +183,8 @@
       old.replaceWith(fresh);
       window.htmx.process(fresh);
     });
-    afterFrame();
-    session.dispatchEvent(new CustomEvent("visualizer:frame", {bubbles: true}));
+    // the same event as a frame htmx swaps itself: listeners see every frame either way
+    session.dispatchEvent(new CustomEvent("htmx:wsAfterMessage", {bubbles: true, detail: {message: message}}));
   }
 
   session.addEventListener("htmx:wsBeforeMessage", function (ev) {
