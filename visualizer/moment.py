@@ -39,6 +39,7 @@ lesson (tests/visualizer/moment_reference.py states the two adjustments).
 from __future__ import annotations
 
 import bisect
+import math
 
 from engine import US
 
@@ -75,6 +76,10 @@ class Recorder:
         self.snaps: list = []
         self.removed: dict = {}     # seq of a PodDeleted/PodRemoved -> the pod it removes
         self.unit_ends: dict = {}   # len(events) after a unit -> the snapshot then
+        # While the stepper reveals up to a known position (a rebuild, run until), nothing
+        # before it will be shown: ``floor`` lets the recorder forget it at once, so a replay
+        # of a long run holds a few snapshots, not one per event.
+        self.floor = -1
         stepper.trace.add_sink(self)
         stepper._moment_recorder = self
         advance = stepper._advance_unit
@@ -82,17 +87,32 @@ class Recorder:
         def advance_unit(until=None):
             did = advance(until)
             end = len(stepper.events)
-            for pos in [pos for pos in self.unit_ends if pos < stepper.position]:
+            for pos in [pos for pos in self.unit_ends if pos <= self._keep()]:
                 del self.unit_ends[pos]
             self.unit_ends[end] = _small_state(stepper.engine)
             return did
         stepper._advance_unit = advance_unit
+        for name, floor in (("reveal_to", None), ("run_until", math.inf), ("run_to_end", math.inf)):
+            setattr(stepper, name, self._with_floor(getattr(stepper, name), floor))
+
+    def _with_floor(self, method, floor):
+        def call(*args):
+            self.floor = (args[0] - 1) if floor is None else floor
+            try:
+                return method(*args)
+            finally:
+                self.floor = -1
+        return call
+
+    def _keep(self):
+        """Snapshots of events before this seq cannot be shown any more."""
+        return max(self.stepper.position - 1, self.floor)
 
     def __call__(self, e: dict) -> None:
         if e["type"] == "PluginResult" and e.get("point") in _QUIET_POINTS:
             return
         engine = self.stepper.engine
-        keep = self.stepper.position - 1
+        keep = self._keep()
         # drop what no later position can show (the newest one at or before ``keep`` stays)
         i = bisect.bisect_right(self.seqs, keep) - 1
         if i > 0:

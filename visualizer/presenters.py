@@ -689,8 +689,23 @@ def metrics(mom, position: int, index: TraceIndex) -> dict:
         points = [points[int(i * step)] for i in range(CHART_POINTS)] + [points[-1]]
     series += [(t, dict(zip(names, c))) for _, t, c in points]
     now = mom["time"]
+    # the chart ends on what the queue columns show now (a deleted pending pod leaves its
+    # queue without a QueueTransition)
+    shown = {name: len(mom["queues"][name]) for name in names}
     if series[-1][0] < now:
-        series.append((now, dict(series[-1][1])))
+        series.append((now, shown))
+    else:
+        series[-1] = (series[-1][0], shown)
+    if series[-1][0] > 0:
+        # over virtual time, each instant shows where its pods ended up (a pod popped and
+        # requeued at one instant is no spike); all at one instant, each change counts
+        collapsed = []
+        for t, c in series:
+            if collapsed and collapsed[-1][0] == t:
+                collapsed[-1] = (t, c)
+            else:
+                collapsed.append((t, c))
+        series = collapsed if len(collapsed) > 1 else [(0.0, collapsed[0][1]), (now, collapsed[0][1])]
     return {"pending": m["pending_pods"], "incoming": sorted(m["queue_incoming_pods_total"].items()),
             "attempts": sorted(m["schedule_attempts_total"].items()),
             "preemption_attempts": m["preemption_attempts_total"],
@@ -745,7 +760,7 @@ def _chart(series, width=480, height=190):
         lines.append({"name": name, "label": name, "points": " ".join(pts), "last": series[-1][1][name],
                       "colour": CHART_COLOURS[name]})
     y_ticks = [{"y": y_of(v), "label": v} for v in range(0, y_top + 1, y_step)]
-    x_step = _nice_step(x_max, 6)
+    x_step = _nice_step(x_max, 6) if by_time else max(1, math.ceil(_nice_step(x_max, 6)))
     x_ticks, v = [], 0.0
     while v <= x_max + 1e-9:
         x_ticks.append({"x": round(left + pw * v / x_max, 1),

@@ -211,6 +211,8 @@ _DOC_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\.(yaml|yml|py|json|png)$")
 
 def docs_page(request, name="README"):
     """A page of docs/ (Markdown rendered and sanitized like narratives), or 404."""
+    if name == "images":
+        return docs_file(request, "images", "")
     if name != "README" and not _DOC_NAME.match(name):
         raise Http404("no such page")
     path = DOCS_DIR / f"{name}.md"
@@ -227,11 +229,9 @@ def docs_file(request, folder, filename):
     if folder not in ("examples", "images"):
         raise Http404("no such file")
     if not filename:
-        if folder != "examples":
-            raise Http404("no such file")
-        files = sorted(p.name for p in (DOCS_DIR / "examples").iterdir() if _DOC_FILE.match(p.name))
+        files = sorted(p.name for p in (DOCS_DIR / folder).iterdir() if _DOC_FILE.match(p.name))
         return render(request, "visualizer/docs.html", {
-            "title": "docs/examples", "name": "examples", "files": files,
+            "title": f"docs/{folder}", "name": folder, "folder": folder, "files": files,
             "pages": sorted(p.stem for p in DOCS_DIR.glob("*.md") if p.stem != "README")})
     if not _DOC_FILE.match(filename):
         raise Http404("no such file")

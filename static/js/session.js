@@ -23,8 +23,8 @@
     var target = ev.target.closest ? ev.target : document.body;
     // Typing in a field never steps; a button focused from the keyboard keeps the shortcuts,
     // except space, which presses that button as usual.
-    if (target.closest("input, textarea, select, [contenteditable]")) { return; }
-    if (ev.key === " " && target.closest("button, summary, a")) { return; }
+    if (target.closest("input:not([type=checkbox]), textarea, select, [contenteditable]")) { return; }
+    if (ev.key === " " && target.closest("button, summary, a, input")) { return; }
     var keys = {ArrowRight: "step-event", e: "step-event", p: "step-point", c: "step-cycle",
                 ArrowLeft: "back", b: "back"};
     var action = keys[ev.key];
@@ -40,6 +40,8 @@
   session.addEventListener("click", function (ev) {
     var button = ev.target.closest && ev.target.closest("[data-controls] button, [data-view-options] button");
     if (button && ev.detail > 0) { button.blur(); }
+    var box = ev.target.closest && ev.target.closest("[data-view-options] label");
+    if (box && ev.detail > 0) { window.setTimeout(function () { document.activeElement.blur(); }, 0); }
   });
 
   function readOnly() {
@@ -194,23 +196,38 @@
     return true;
   }
 
+  // A frame swapped inside a transition lands a moment later (the browser first captures the
+  // old picture), so while one is under way the frames after it wait their turn: the page
+  // always shows the frames in the order they came.
+  var pending = null;
+  function enqueue(job) {
+    var done = (pending || Promise.resolve()).then(job).catch(function () { /* next frame */ });
+    pending = done;
+    done.then(function () { if (pending === done) { pending = null; } });
+  }
+  function swapFrame(message) {
+    var template = document.createElement("template");
+    template.innerHTML = message;
+    Array.prototype.slice.call(template.content.children).forEach(function (fresh) {
+      var old = fresh.id && document.getElementById(fresh.id);
+      if (!old) { return; }
+      old.replaceWith(fresh);
+      window.htmx.process(fresh);
+    });
+    // the same event as a frame htmx swaps itself: listeners see every frame either way
+    session.dispatchEvent(new CustomEvent("htmx:wsAfterMessage", {bubbles: true, detail: {message: message}}));
+  }
+
   session.addEventListener("htmx:wsBeforeMessage", function (ev) {
-    if (!animating() || !window.htmx) { return; }
     var message = ev.detail.message;
-    if (typeof message !== "string" ||
-        (message.indexOf('id="panel-queues"') === -1 && message.indexOf('id="panel-nodes"') === -1)) { return; }
+    if (typeof message !== "string" || !window.htmx) { return; }
+    var moves = message.indexOf('id="panel-queues"') !== -1 || message.indexOf('id="panel-nodes"') !== -1;
+    var animate = moves && animating();
+    if (!animate && !pending) { return; }   // htmx swaps it now, in order
     ev.preventDefault();
-    document.startViewTransition(function () {
-      var template = document.createElement("template");
-      template.innerHTML = message;
-      Array.prototype.slice.call(template.content.children).forEach(function (fresh) {
-        var old = fresh.id && document.getElementById(fresh.id);
-        if (!old) { return; }
-        old.replaceWith(fresh);
-        window.htmx.process(fresh);
-      });
-      afterFrame();
-      session.dispatchEvent(new CustomEvent("visualizer:frame", {bubbles: true}));
+    enqueue(function () {
+      if (!animate || !animating()) { swapFrame(message); return null; }
+      return document.startViewTransition(function () { swapFrame(message); }).updateCallbackDone;
     });
   });
 

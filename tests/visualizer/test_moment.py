@@ -89,3 +89,28 @@ def test_a_position_looks_the_same_however_it_was_reached(path):
         while getattr(other, f"step_{kind}")():
             assert _shown(other, other_index) == by_event[other.position], \
                 f"{path.name} by {kind}, after event {other.position}"
+
+
+def test_travelling_to_a_position_keeps_few_snapshots_and_shows_the_same_moment():
+    """A rebuild reveals up to its position in one go: the recorder keeps only what that
+    position (and later ones) can show, and the page there is the same as stepped by event."""
+    path = next(p for p in FIXTURES if p.stem.startswith("03"))
+    st, _ = _walk(path)
+    index = presenters.TraceIndex(st.events, [])
+    by_event = {}
+    while st.step_event():
+        by_event[st.position] = _shown(st, index)
+    total = st.position
+    partial = 0
+    for target in range(1, total + 1, 7):
+        other = Stepper(Scenario.from_text(path.read_text(encoding="utf-8"), path.name))
+        recorder = moment.attach(other)
+        other.reveal_to(target)
+        assert len(recorder.snaps) + len(recorder.unit_ends) <= 40, (target, len(recorder.snaps))
+        assert _shown(other, presenters.TraceIndex(other.events, [])) == by_event[target], target
+        partial += not other.at_unit_boundary
+    assert partial > 10
+    other = Stepper(Scenario.from_text(path.read_text(encoding="utf-8"), path.name))
+    recorder = moment.attach(other)
+    other.run_until(30)
+    assert len(recorder.snaps) <= 2 and len(recorder.unit_ends) <= 1

@@ -198,3 +198,25 @@ def test_each_queued_pod_carries_the_message_of_its_last_move(start):
         [(panel_id, html)] = presenters.render_panels(live, names=["queues"])
     assert panel_id == "panel-queues"
     assert 'data-pod="default/big" title="the attempt failed (rejected by NodeResourcesFit)' in html
+
+
+def test_the_chart_has_axes_ticks_in_virtual_seconds_and_hover_values():
+    zero = dict.fromkeys(("activeQ", "backoffQ", "unschedulablePods"), 0)
+    series = [(0.0, zero), (0.0, dict(zero, activeQ=3)), (2.5, dict(zero, activeQ=1, backoffQ=2)),
+              (12.0, dict(zero, unschedulablePods=1))]
+    chart = presenters._chart(series)
+    assert [t["label"] for t in chart["x_ticks"]] == ["0 s", "2 s", "4 s", "6 s", "8 s", "10 s", "12 s"]
+    assert [t["label"] for t in chart["y_ticks"]] == [0, 1, 2, 3]
+    assert chart["y_ticks"][0]["y"] == chart["bottom_y"] and chart["y_ticks"][-1]["y"] == chart["top"]
+    assert len({line["colour"] for line in chart["lines"]}) == 3
+    assert {line["name"]: line["last"] for line in chart["lines"]} == {"activeQ": 0, "backoffQ": 0,
+                                                                        "unschedulablePods": 1}
+    assert 't = 2.5 s: activeQ 1, backoffQ 2, unschedulablePods 0' in str(chart["bands"])
+    assert chart["x_label"] == "virtual time (s)"
+
+
+def test_the_chart_of_one_instant_counts_the_changes():
+    zero = dict.fromkeys(("activeQ", "backoffQ", "unschedulablePods"), 0)
+    chart = presenters._chart([(0.0, zero), (0.0, dict(zero, activeQ=1)), (0.0, dict(zero, activeQ=2))])
+    assert [t["label"] for t in chart["x_ticks"]] == ["0", "1", "2"]
+    assert chart["x_label"] == "queue changes, all at 0 s"

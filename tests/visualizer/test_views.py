@@ -363,6 +363,13 @@ def test_nothing_outside_docs_is_served(client, url):
     assert client.get(url).status_code == 404
 
 
+def test_the_examples_and_images_folders_are_listed(client):
+    examples = client.get("/docs/examples/").content.decode()
+    assert 'href="/docs/examples/gpu.yaml"' in examples
+    images = client.get("/docs/images/").content.decode()
+    assert 'href="/docs/images/queues.png"' in images
+
+
 def test_an_example_is_served_as_text(client):
     response = client.get("/docs/examples/gpu.yaml")
     assert response.status_code == 200 and response["Content-Type"].startswith("text/plain")

@@ -170,10 +170,10 @@ def test_the_ui_tour_screenshots(make_server, page, context, browser, session_pa
     expect(page.locator("[data-chart] .tick--x").first).to_have_text("0 s")
     shot("metrics.png", '[data-panel="metrics"]')
 
-    # -- a phone: one column, no sideways scrolling
+    # -- a student's phone: the follower's page in one column, no sideways scrolling
     phone = browser.new_context(viewport={"width": PHONE[0], "height": PHONE[1]}, is_mobile=True, has_touch=True)
     phone_page = phone.new_page()
-    phone_page.goto(page.url)
+    phone_page.goto(page.locator("[data-follower-link]").get_attribute("href"))
     phone_page.wait_for_selector('[data-connection="open"]')
     assert phone_page.evaluate("document.documentElement.scrollWidth") <= PHONE[0]
     shot("phone.png", on=phone_page)
@@ -182,8 +182,9 @@ def test_the_ui_tour_screenshots(make_server, page, context, browser, session_pa
     # -- presentation mode: queues, current cycle and current cue above the fold
     s = start("preemption-reprieve")
     page.locator('[data-toggle="present"]').click()
-    for _ in range(3):
-        s.step("step-cycle")
+    s.step("step-cycle")   # urgent's first cycle: the dry run, the reprieve, the pick
+    for _ in range(2):
+        s.step("step-event")
     expect(page.locator("[data-cue-now]")).to_be_in_viewport()
     expect(page.locator("#panel-cycle")).to_be_in_viewport()
     expect(page.locator("#panel-queues")).to_be_in_viewport()
