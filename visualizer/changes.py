@@ -275,9 +275,15 @@ def maybe_auto_reload(session_id) -> str:
 def context(live) -> dict:
     """The "what changed" panel: the code the session runs, a notice when the server runs other
     code than the session was recorded with, and the last reload's summary."""
+    from django.urls import reverse
     recorded = getattr(live, "plugin_code", None) or {}
     baseline = getattr(live, "baseline", None)
-    return {"code": code_label(recorded) if recorded else "", "uses_plugins": bool(recorded),
+    # Both pages are read-only views of the session: the follower token's URLs serve the
+    # presenter too, so a projected page never links to (or shows) the presenter token.
+    token = getattr(live, "follower_token", "")
+    return {"changes_url": reverse("follower-changes", args=[token]) if token else "changes/",
+            "compare_url": reverse("follower-compare", args=[token]) if token else "compare/",
+            "code": code_label(recorded) if recorded else "", "uses_plugins": bool(recorded),
             "notes": code_notes(recorded),
             "baseline": None if not baseline else {
                 "summary": baseline.get("summary", {}), "label_a": baseline.get("label_a", ""),
