@@ -96,10 +96,10 @@ class Recorder:
             setattr(stepper, name, self._with_floor(getattr(stepper, name), floor))
 
     def _with_floor(self, method, floor):
-        def call(*args):
+        def call(*args, **kwargs):
             self.floor = (args[0] - 1) if floor is None else floor
             try:
-                return method(*args)
+                return method(*args, **kwargs)
             finally:
                 self.floor = -1
         return call
