@@ -96,4 +96,4 @@ def test_a_session_exports_its_position(client):
 def test_deeply_nested_text_is_refused_not_a_server_error(client):
     response = client.post("/sessions/", {"scenario": "[" * 100000})
     assert response.status_code == 400 and Session.objects.count() == 0
-    assert "nested too deeply to be a scenario" in response.content.decode()
+    assert "line 1, column 101: values are nested more than 100 levels deep" in response.content.decode()
