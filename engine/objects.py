@@ -30,6 +30,19 @@ DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024  # schedutil.DefaultMemoryRequest
 PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
 PREEMPT_NEVER = "Never"
 
+# pkg/apis/scheduling (v1.28): the priority range rules of PriorityClass validation and the
+# Priority admission plugin.
+INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
+HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000        # scheduling.HighestUserDefinablePriority
+SYSTEM_CRITICAL_PRIORITY = 2 * HIGHEST_USER_DEFINABLE_PRIORITY   # scheduling.SystemCriticalPriority
+SYSTEM_PRIORITY_CLASS_PREFIX = "system-"                 # scheduling.SystemPriorityClassPrefix
+SYSTEM_CLUSTER_CRITICAL = SYSTEM_PRIORITY_CLASS_PREFIX + "cluster-critical"
+SYSTEM_NODE_CRITICAL = SYSTEM_PRIORITY_CLASS_PREFIX + "node-critical"
+# pkg/apis/scheduling/v1.systemPriorityClasses: (name, value), globalDefault false, created by
+# the API server at bootstrap.
+SYSTEM_PRIORITY_CLASSES = ((SYSTEM_NODE_CRITICAL, SYSTEM_CRITICAL_PRIORITY + 1000),
+                           (SYSTEM_CLUSTER_CRITICAL, SYSTEM_CRITICAL_PRIORITY))
+
 _NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 _LABEL_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 
@@ -105,6 +118,18 @@ def get_int(d: dict, key: str, place: str, probs: Problems, default=None, minimu
         return default
     if maximum is not None and v > maximum:
         probs.add(_at(place, key), f"{v} is greater than {maximum}")
+        return default
+    return v
+
+
+def get_int32(d: dict, key: str, place: str, probs: Problems, default=None, what: str = "an int32"):
+    """An integer that must fit Kubernetes' ``int32`` (the type of ``spec.priority`` and of a
+    PriorityClass's ``value``)."""
+    v = get_int(d, key, place, probs, default=None)
+    if v is None:
+        return default
+    if not INT32_MIN <= v <= INT32_MAX:
+        probs.add(_at(place, key), f"{v} is outside the int32 range {INT32_MIN}..{INT32_MAX} ({what})")
         return default
     return v
 
@@ -543,7 +568,9 @@ def pod_from_manifest(m: Any, place: str, probs: Problems, start_instant: dateti
         non0_mem += overhead["memory"]
     total.pop("pods", None)
 
-    spec_priority = get_int(spec, "priority", sp, probs, default=None, minimum=-2**31, maximum=10**9)
+    # Any int32: the Priority admission plugin sets it from the class (system classes give
+    # values above HighestUserDefinablePriority); the scheduler never validates it.
+    spec_priority = get_int32(spec, "priority", sp, probs, default=None, what="a pod's priority is an int32")
     pcn = get_str(spec, "priorityClassName", sp, probs)
     pp_ = get_str(spec, "preemptionPolicy", sp, probs, default=None)
     if pp_ is not None and pp_ not in (PREEMPT_LOWER_PRIORITY, PREEMPT_NEVER):
@@ -755,6 +782,45 @@ class PriorityClass:
     manifest: dict = field(default_factory=dict)
 
 
+def is_known_system_priority_class(name: str, value: int, global_default: bool) -> tuple[bool, str]:
+    """Upstream ``IsKnownSystemPriorityClass`` (pkg/apis/scheduling/v1/helpers.go): whether
+    ``name``, ``value`` and ``global_default`` match a system class exactly, else why not."""
+    for spc_name, spc_value in SYSTEM_PRIORITY_CLASSES:
+        if spc_name == name:
+            if spc_value != value:
+                return False, f"value of {spc_name} PriorityClass must be {spc_value}"
+            if global_default:
+                return False, f"globalDefault of {spc_name} PriorityClass must be false"
+            return True, ""
+    return False, f"{name} is not a known system priority class"
+
+
+def validate_priority_class_value(name: str, value: int, global_default: bool, place: str, probs: Problems):
+    """The value rules of upstream ``ValidatePriorityClass`` (pkg/apis/scheduling/validation):
+    a name with the ``system-`` prefix must be one of the system classes, exactly; any other
+    class's value must not exceed ``HighestUserDefinablePriority``."""
+    if name.startswith(SYSTEM_PRIORITY_CLASS_PREFIX):
+        ok, err = is_known_system_priority_class(name, value, global_default)
+        if not ok:
+            probs.add(f"{place}.metadata.name",
+                      f"{_q(name)}: priority class names with '{SYSTEM_PRIORITY_CLASS_PREFIX}' prefix are reserved "
+                      f"for system use only. error: {err}")
+    elif value > HIGHEST_USER_DEFINABLE_PRIORITY:
+        probs.add(f"{place}.value",
+                  f"{value}: maximum allowed value of a user defined priority is {HIGHEST_USER_DEFINABLE_PRIORITY} "
+                  f"(values above it are reserved for the built-in {SYSTEM_CLUSTER_CRITICAL} and "
+                  f"{SYSTEM_NODE_CRITICAL} classes)")
+
+
+def system_priority_classes() -> list[PriorityClass]:
+    """The classes the API server creates at bootstrap (``SystemPriorityClasses``), known to
+    every scenario whether or not it declares them."""
+    return [PriorityClass(n, v, False, PREEMPT_LOWER_PRIORITY,
+                          {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                           "metadata": {"name": n}, "value": v})
+            for n, v in SYSTEM_PRIORITY_CLASSES]
+
+
 def priority_class_from_manifest(m, place, probs) -> PriorityClass | None:
     if not isinstance(m, dict):
         probs.add(place, f"{_q(m)} is not a PriorityClass manifest")
@@ -764,13 +830,15 @@ def priority_class_from_manifest(m, place, probs) -> PriorityClass | None:
     name = get_str(md, "name", f"{place}.metadata", probs)
     if not name:
         probs.add(f"{place}.metadata.name", "is required")
-    v = get_int(m, "value", place, probs, default=None, minimum=-2**31, maximum=10**9)
+    v = get_int32(m, "value", place, probs, default=None, what="a PriorityClass's value is an int32")
     if "value" not in m:
         probs.add(f"{place}.value", "is required")
     gd = get_bool(m, "globalDefault", place, probs)
     pp = get_str(m, "preemptionPolicy", place, probs) or PREEMPT_LOWER_PRIORITY
     if pp not in (PREEMPT_LOWER_PRIORITY, PREEMPT_NEVER):
         probs.add(f"{place}.preemptionPolicy", f"{_q(pp)} is not PreemptLowerPriority or Never")
+    if name and v is not None:
+        validate_priority_class_value(name, v, gd, place, probs)
     if len(probs.items) != n_before:
         return None
     return PriorityClass(name, v, gd, pp, m)

@@ -18,7 +18,7 @@ from .config import SchedulerConfig, parse_scheduler_config
 from .errors import ScenarioError
 from .objects import (Problems, _q, get_bool, get_list, get_map, get_str, node_from_manifest,
                       parse_time, pdb_from_manifest, pod_from_manifest,
-                      priority_class_from_manifest)
+                      priority_class_from_manifest, SYSTEM_PRIORITY_CLASSES)
 from .quantity import US, parse_duration
 
 _NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -390,6 +390,10 @@ def parse_cues(raw, probs):
     return cues
 
 
+# The API server creates these at bootstrap: a pod may name them without the scenario declaring them.
+SYSTEM_CLASS_NAMES = frozenset(n for n, _ in SYSTEM_PRIORITY_CLASSES)
+
+
 def _check_references(sc: Scenario, probs: Problems):
     classes = {o.name for k, o in sc.objects if k == "PriorityClass"}
     classes |= {a.obj.name for a in sc.actions if a.kind == "PriorityClass" and a.obj is not None}
@@ -398,12 +402,12 @@ def _check_references(sc: Scenario, probs: Problems):
         probs.add("objects", f"more than one PriorityClass has globalDefault: true ({', '.join(defaults)})")
     for i, (k, o) in enumerate(sc.objects):
         if k == "Pod" and o.priority_class_name and o.priority_class_name not in classes \
-                and o.priority_class_name not in ("system-cluster-critical", "system-node-critical"):
+                and o.priority_class_name not in SYSTEM_CLASS_NAMES:
             probs.add(f"objects[{i}].spec.priorityClassName", f"{_q(o.priority_class_name)} names no PriorityClass in the scenario")
     for a in sc.actions:
         if a.kind == "Pod" and a.obj is not None and a.obj.priority_class_name \
                 and a.obj.priority_class_name not in classes \
-                and a.obj.priority_class_name not in ("system-cluster-critical", "system-node-critical"):
+                and a.obj.priority_class_name not in SYSTEM_CLASS_NAMES:
             probs.add(f"{a.place}.spec.priorityClassName", f"{_q(a.obj.priority_class_name)} names no PriorityClass in the scenario")
     profiles = {p.scheduler_name for p in sc.scheduler.profiles}
     del profiles  # pods for unknown schedulers are allowed: they are never enqueued (SPEC §4)

@@ -24,6 +24,8 @@ from .framework import interface as fw
 from .framework.runtime import Framework
 from .framework.types import Diagnosis, FitError
 from .labels import find_untolerated_taint
+from .objects import system_priority_classes
+from .scenario import SYSTEM_CLASS_NAMES
 from .quantity import US
 from .queue import ACTIVE_Q, BACKOFF_Q, UNSCHEDULABLE_PODS, PriorityQueue
 from .queue.scheduling_queue import ProfileQueueInfo
@@ -76,7 +78,9 @@ class Engine:
         # the API objects
         self.pods: dict = {}
         self.nodes: dict = {}
-        self.priority_classes: dict = {}
+        # The API server's bootstrap classes exist in every cluster (a scenario may declare
+        # them too, with the same values).
+        self.priority_classes: dict = {pc.name: pc for pc in system_priority_classes()}
         self.pdbs: dict = {}
         self.deleted_pods: dict = {}
         self._rv = 0
@@ -248,10 +252,6 @@ class Engine:
         pc = None
         if pod.priority_class_name:
             pc = self.priority_classes.get(pod.priority_class_name)
-            if pc is None and pod.priority_class_name == "system-cluster-critical":
-                pod.priority = 2000000000
-            elif pc is None and pod.priority_class_name == "system-node-critical":
-                pod.priority = 2000001000
         else:
             for c in self.priority_classes.values():
                 if c.global_default:
@@ -458,7 +458,10 @@ class Engine:
                 self._node_delete(a.name, a)
         elif kind == "PriorityClass":
             if verb == "delete":
-                if self.priority_classes.pop(a.name, None) is None:
+                if a.name in SYSTEM_CLASS_NAMES:
+                    # pkg/registry/scheduling/priorityclass/storage: REST.Delete refuses.
+                    self._skip(a, f"PriorityClass {a.name} is a system priority class and cannot be deleted")
+                elif self.priority_classes.pop(a.name, None) is None:
                     self._skip(a, f"PriorityClass {a.name} does not exist")
             elif verb == "create" and a.name in self.priority_classes:
                 self._skip(a, f"PriorityClass {a.name} already exists")
