@@ -84,6 +84,39 @@ class Cache:
         self.assumed_pods: set = set()
         self._list = None
         self._snapshot = None
+        # cache.imageStates: image name -> [size, set of node names holding it]
+        self.image_states: dict = {}
+
+    # --------------------------------------------------------------- node image states
+
+    def add_node_image_states(self, node, ni: NodeInfo) -> None:
+        """addNodeImageStates (v1.28 internal/cache/cache.go): record the node's images in the
+        cache-wide image states and give the NodeInfo a summary per image: the size the cache
+        first recorded for that image and the number of nodes holding it *now*. Later nodes
+        with the same image do not update this node's summary: it stays as counted here until
+        this node itself is added or updated again (UPSTREAM-v1.28.md 11.3a)."""
+        summary = {}
+        for name, size in node.images.items():
+            state = self.image_states.get(name)
+            if state is None:
+                state = self.image_states[name] = [size, {node.name}]
+            else:
+                state[1].add(node.name)
+            if name not in summary:
+                summary[name] = (state[0], len(state[1]))
+        ni.image_states = summary
+
+    def remove_node_image_states(self, node) -> None:
+        """removeNodeImageStates: forget the node in the image states; an image no node holds
+        any more is dropped.  Other nodes' summaries are left as they are."""
+        if node is None:
+            return
+        for name in node.images:
+            state = self.image_states.get(name)
+            if state is not None:
+                state[1].discard(node.name)
+                if not state[1]:
+                    del self.image_states[name]
 
     # --------------------------------------------------------------- nodes
 
@@ -93,8 +126,10 @@ class Cache:
             ni = NodeInfo(node)
             self.nodes[node.name] = ni
         else:
+            self.remove_node_image_states(ni.node)
             ni.set_node(node)
         self.node_tree.add_node(node)
+        self.add_node_image_states(node, ni)
         self._list = None
         return ni
 
@@ -105,8 +140,10 @@ class Cache:
             self.nodes[new.name] = ni
             self.node_tree.add_node(new)
         else:
+            self.remove_node_image_states(ni.node)
             self.node_tree.update_node(old, new)
             ni.set_node(new)
+        self.add_node_image_states(new, ni)
         self._list = None
         return ni
 
@@ -114,6 +151,7 @@ class Cache:
         ni = self.nodes.get(node.name)
         if ni is None:
             return
+        self.remove_node_image_states(node)
         self.node_tree.remove_node(node)
         if ni.pods:
             ni.node = None   # pods still reference it until they are removed

@@ -680,18 +680,23 @@ class Engine:
         statuses = diagnosis.node_to_status_map
         plugins = diagnosis.unschedulable_plugins
         run = fwk.run_filter_plugins_with_nominated_pods
+        # findNodesThatPassFilters (v1.28) with one worker: the search goes on after the
+        # numFeasibleNodesToFind-th feasible node; the next node that passes overflows the count,
+        # cancels the search and is not kept. The failed nodes examined meanwhile are recorded
+        # (and counted by nextStartNodeIndex), as upstream's checkNode does.
         for i in range(n):
             ni = nodes[(start + i) % n]
             status = run(state, pod, ni)
             if status is None or status.code == Code.Success:
-                feasible.append(ni)
                 if len(feasible) >= to_find:
-                    if self.trace.enabled and i + 1 < n:
+                    if self.trace.enabled:
                         self.trace.emit("FilterStopped", pod=pod.key, cycle=fwk.cycle, evaluated=i + 1, nodes=n,
                                         feasible=len(feasible),
                                         message=f"found {to_find} feasible nodes (numFeasibleNodesToFind for {n} "
-                                                f"nodes), so the remaining {n - i - 1} are not evaluated")
+                                                f"nodes); the next node that passed, {ni.name}, stopped the search "
+                                                f"and is not kept, so the remaining {n - i - 1} are not evaluated")
                     break
+                feasible.append(ni)
                 continue
             if status.code == Code.Error:
                 return feasible, status

@@ -29,28 +29,17 @@ class Snapshot:
     The simulator evaluates a whole scheduling cycle at the instant it starts, so the
     scheduler cache itself serves as the snapshot: nothing changes while a cycle computes.
     """
-    __slots__ = ("node_info_list", "_by_name", "_affinity", "_anti", "_image_counts")
+    __slots__ = ("node_info_list", "_by_name", "_affinity", "_anti")
 
     def __init__(self, node_info_list: list, by_name: dict):
         self.node_info_list = node_info_list
         self._by_name = by_name
         self._affinity = None
         self._anti = None
-        self._image_counts = None
 
     def invalidate_affinity_lists(self) -> None:
         self._affinity = None
         self._anti = None
-
-    def image_node_counts(self) -> dict:
-        """Image name -> number of nodes reporting it (for ImageLocality)."""
-        if self._image_counts is None:
-            counts: dict = {}
-            for ni in self.node_info_list:
-                for name in ni.node.images:
-                    counts[name] = counts.get(name, 0) + 1
-            self._image_counts = counts
-        return self._image_counts
 
     def get(self, name: str):
         return self._by_name[name]

@@ -27,7 +27,7 @@ class NodeInfo:
     slot (``removeFromSlice``).
     """
     __slots__ = ("node", "name", "pods", "pods_with_affinity", "pods_with_required_anti_affinity",
-                 "used_ports", "requested", "non0_cpu", "non0_mem", "generation")
+                 "used_ports", "requested", "non0_cpu", "non0_mem", "generation", "image_states")
 
     def __init__(self, node: Optional[Node] = None):
         self.node = node
@@ -40,6 +40,9 @@ class NodeInfo:
         self.non0_cpu = 0
         self.non0_mem = 0
         self.generation = next_generation()
+        # NodeInfo.ImageStates: image name -> (size, NumNodes) as the cache recorded them when
+        # this node was last added or updated (Cache.add_node_image_states).
+        self.image_states: dict = {}
 
     @property
     def allocatable(self) -> dict:
@@ -62,6 +65,7 @@ class NodeInfo:
         c.non0_cpu = self.non0_cpu
         c.non0_mem = self.non0_mem
         c.generation = self.generation
+        c.image_states = self.image_states
         return c
 
     def add_pod(self, pod: Pod) -> None:

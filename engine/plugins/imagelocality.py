@@ -2,9 +2,12 @@
 nodes that already hold the pod's container images, weighting each image by how widely it
 is spread over the cluster.
 
-Upstream reads each node's ``ImageStates`` (size and the number of nodes holding the image);
-here the size comes from ``Node.images`` and the node count is computed over the cycle's
-snapshot once per cycle, for the pod's images only, and kept in CycleState.
+As upstream, it reads each node's ``ImageStates`` (``NodeInfo.image_states``): the image's size
+and the number of nodes holding it, both as the scheduler cache recorded them when *that* node
+was last added or updated (``Cache.add_node_image_states``, v1.28's ``addNodeImageStates``).
+A node added later with the same image does not raise the count of nodes added before it, so
+two nodes with the same image can see different spreads (UPSTREAM-v1.28.md 11.3a). The total
+is the number of nodes in the cycle's snapshot.
 """
 from __future__ import annotations
 
@@ -46,13 +49,12 @@ def scaled_image_score(size: int, num_nodes: int, total_num_nodes: int) -> int:
 
 class _CycleImages:
     """Per-cycle data: the pod's normalized image names (one per container), its container
-    count and, per name, how many of the snapshot's nodes hold that image."""
-    __slots__ = ("images", "num_containers", "num_nodes", "total_num_nodes")
+    count and the number of nodes in the snapshot."""
+    __slots__ = ("images", "num_containers", "total_num_nodes")
 
-    def __init__(self, images, num_containers, num_nodes, total_num_nodes):
+    def __init__(self, images, num_containers, total_num_nodes):
         self.images = images
         self.num_containers = num_containers
-        self.num_nodes = num_nodes
         self.total_num_nodes = total_num_nodes
 
     def clone(self):
@@ -63,6 +65,18 @@ def _num_containers(pod) -> int:
     spec = pod.manifest.get("spec") if isinstance(pod.manifest, dict) else None
     containers = spec.get("containers") if isinstance(spec, dict) else None
     return len(containers) if isinstance(containers, list) else len(pod.images)
+
+
+def sum_image_scores(node_info, images, total_num_nodes) -> int:
+    """sumImageScores: scaledImageScore of every container image the node's ImageStates hold."""
+    states = node_info.image_states
+    total = 0
+    if states:
+        for name in images:
+            st = states.get(name)
+            if st is not None:
+                total += scaled_image_score(st[0], st[1], total_num_nodes)
+    return total
 
 
 class ImageLocality(ScorePlugin):
@@ -76,28 +90,12 @@ class ImageLocality(ScorePlugin):
         if c is not None:
             return c
         images = tuple(normalized_image_name(i) for i in pod.images)
-        wanted = set(images)
-        node_infos = snapshot.node_info_list
-        index = getattr(snapshot, "image_node_counts", None)
-        if index is not None:
-            all_counts = index()
-            counts = {name: all_counts.get(name, 0) for name in wanted}
-        else:
-            counts = dict.fromkeys(wanted, 0)
-            for ni in node_infos if wanted else ():
-                have = ni.node.images
-                if not have:
-                    continue
-                for name in wanted:
-                    if name in have:
-                        counts[name] += 1
-        c = _CycleImages(images, _num_containers(pod), counts, len(node_infos))
+        c = _CycleImages(images, _num_containers(pod), len(snapshot.node_info_list))
         state.write(STATE_KEY, c)
         return c
 
     def score(self, state, pod, node_name):
-        """ImageLocality.Score: calculatePriority(sumImageScores(...), len(containers)), where
-        sumImageScores adds scaledImageScore of every container image present on the node."""
+        """ImageLocality.Score: calculatePriority(sumImageScores(...), len(containers))."""
         snapshot = self.handle.snapshot()
         try:
             node_info = snapshot.get(node_name)
@@ -105,14 +103,7 @@ class ImageLocality(ScorePlugin):
             return 0, Status.error(f'getting node "{node_name}" from Snapshot: '
                                    f'nodeinfo not found for node name "{node_name}"')
         c = self._cycle_images(state, pod, snapshot)
-        have = node_info.node.images
-        total = 0
-        if have:
-            for name in c.images:
-                size = have.get(name)
-                if size is not None:
-                    total += scaled_image_score(size, c.num_nodes[name], c.total_num_nodes)
-        return calculate_priority(total, c.num_containers), None
+        return calculate_priority(sum_image_scores(node_info, c.images, c.total_num_nodes), c.num_containers), None
 
     def score_nodes(self, state, pod, node_infos):
         """Score for every node in one call (same results as ``score``)."""
@@ -120,16 +111,10 @@ class ImageLocality(ScorePlugin):
         zero = calculate_priority(0, c.num_containers)
         out = []
         for ni in node_infos:
-            have = ni.node.images
-            if not have:
+            if not ni.image_states:
                 out.append(zero)
                 continue
-            total = 0
-            for name in c.images:
-                size = have.get(name)
-                if size is not None:
-                    total += scaled_image_score(size, c.num_nodes[name], c.total_num_nodes)
-            out.append(calculate_priority(total, c.num_containers))
+            out.append(calculate_priority(sum_image_scores(ni, c.images, c.total_num_nodes), c.num_containers))
         return out, None
 
     def score_extensions(self):

@@ -43,4 +43,12 @@ def snapshot_handle(pods=(), nodes=()) -> FakeHandle:
         ni = by_name.get(p.node_name)
         if ni is not None:
             ni.add_pod(p)
+    # NewSnapshot's createImageExistenceMap / getNodeImageStates: every node's ImageStates count
+    # the nodes holding each image among all the nodes given (no cache history).
+    holders: dict = {}
+    for n in nodes:
+        for name in n.images:
+            holders.setdefault(name, set()).add(n.name)
+    for ni in infos:
+        ni.image_states = {name: (size, len(holders[name])) for name, size in ni.node.images.items()}
     return FakeHandle(Snapshot(infos, by_name))
