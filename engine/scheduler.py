@@ -819,7 +819,10 @@ class Engine:
         """bindingCycle: PreBind, Bind; then the bind is observed (pod assigned)."""
         fwk, state, pinfo, host = out.fwk, out.state, out.pinfo, out.host
         key = pinfo.pod.key
-        self.binding.pop(key, None)
+        if self.binding.get(key) is out:
+            # only this binding's entry: a re-created pod of the same name may have its own
+            # binding in flight (docs/examples/recreate.yaml), which stays "Binding"
+            del self.binding[key]
         fwk.cycle = out.cycle
         assumed = self.cache.get_pod(key)
         if assumed is None or assumed.uid != pinfo.pod.uid:
