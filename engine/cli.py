@@ -94,6 +94,21 @@ def build_parser():
     return p
 
 
+def _os_error(e: OSError) -> int:
+    """A file that cannot be read or written: exit 2 with the file and the reason."""
+    where = f"{e.filename}: " if e.filename else ""
+    print(f"python -m engine: error: {where}{e.strerror or e}", file=sys.stderr)
+    return 2
+
+
+def _internal_error(part: str, evidence: str) -> int:
+    """A bug (exit 1): say so, with the traceback, and what to report it with."""
+    print(f"python -m engine: internal error (a bug in the {part}; please report it with the {evidence}):",
+          file=sys.stderr)
+    traceback.print_exc()
+    return 1
+
+
 def _load_plugins(specs) -> bool:
     from .plugins.loader import PluginLoadError, load
     for spec in specs:
@@ -283,14 +298,9 @@ def main(argv=None) -> int:
             return EXIT_PLUGIN_ERRORS
         return 0
     except OSError as e:
-        where = f"{e.filename}: " if e.filename else ""
-        print(f"python -m engine: error: {where}{e.strerror or e}", file=sys.stderr)
-        return 2
+        return _os_error(e)
     except Exception:  # pragma: no cover - a bug
-        print("python -m engine: internal error (a bug in the engine; please report it with the scenario):",
-              file=sys.stderr)
-        traceback.print_exc()
-        return 1
+        return _internal_error("engine", "scenario")
 
 
 def _import(args) -> int:
@@ -326,14 +336,9 @@ def _import(args) -> int:
                 fh.write("\n")
         return 0
     except OSError as e:
-        where = f"{e.filename}: " if e.filename else ""
-        print(f"python -m engine: error: {where}{e.strerror or e}", file=sys.stderr)
-        return 2
+        return _os_error(e)
     except Exception:  # pragma: no cover - a bug
-        print("python -m engine: internal error (a bug in the importer; please report it with the files):",
-              file=sys.stderr)
-        traceback.print_exc()
-        return 1
+        return _internal_error("importer", "files")
 
 
 def _export(args) -> int:
@@ -388,11 +393,6 @@ def _export(args) -> int:
             write(args.results, json.dumps(annotated_pods(engine, events), indent=2) + "\n")
         return 0
     except OSError as e:
-        where = f"{e.filename}: " if e.filename else ""
-        print(f"python -m engine: error: {where}{e.strerror or e}", file=sys.stderr)
-        return 2
+        return _os_error(e)
     except Exception:  # pragma: no cover - a bug
-        print("python -m engine: internal error (a bug in the exporter; please report it with the scenario):",
-              file=sys.stderr)
-        traceback.print_exc()
-        return 1
+        return _internal_error("exporter", "scenario")
