@@ -94,6 +94,20 @@ def build_parser():
     return p
 
 
+_BAD = object()
+
+
+def _until(args):
+    """``--until`` in virtual microseconds, None when absent, or ``_BAD`` after printing why."""
+    if args.until is None:
+        return None
+    try:
+        return parse_duration(args.until)
+    except ValueError as e:
+        print(f"python -m engine: error: --until: {e}", file=sys.stderr)
+        return _BAD
+
+
 def _os_error(e: OSError) -> int:
     """A file that cannot be read or written: exit 2 with the file and the reason."""
     where = f"{e.filename}: " if e.filename else ""
@@ -181,13 +195,9 @@ def _variation(args):
 
 def _compare(args, scenario) -> int:
     from .compare import compare_scenarios, format_text, vary
-    until = None
-    if args.until is not None:
-        try:
-            until = parse_duration(args.until)
-        except ValueError as e:
-            print(f"python -m engine: error: --until: {e}", file=sys.stderr)
-            return 2
+    until = _until(args)
+    if until is _BAD:
+        return 2
     variation, probs = _variation(args)
     if probs:
         for p in probs:
@@ -252,13 +262,9 @@ def main(argv=None) -> int:
                 return 2
             print(f"{args.scenario}: valid ({len(scenario.objects)} objects, {len(scenario.actions)} actions)")
             return 0
-        until = None
-        if args.until is not None:
-            try:
-                until = parse_duration(args.until)
-            except ValueError as e:
-                print(f"python -m engine: error: --until: {e}", file=sys.stderr)
-                return 2
+        until = _until(args)
+        if until is _BAD:
+            return 2
         if args.state == "-" and args.trace == "-":
             print("python -m engine: error: --state and --trace cannot both be standard output", file=sys.stderr)
             return 2
@@ -356,13 +362,9 @@ def _export(args) -> int:
         from .importers import dump_scenario
         from .scenario import Scenario
         from .scheduler import Engine
-        until = None
-        if args.until is not None:
-            try:
-                until = parse_duration(args.until)
-            except ValueError as e:
-                print(f"python -m engine: error: --until: {e}", file=sys.stderr)
-                return 2
+        until = _until(args)
+        if until is _BAD:
+            return 2
         try:
             scenario = Scenario.from_path(args.scenario)
             events = []
