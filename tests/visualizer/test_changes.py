@@ -180,6 +180,7 @@ def test_other_code_than_recorded_is_named_on_the_page(plugin, client):
     assert row.baseline["stale"] and row.plugin_code["AvoidNode"]["digest"] == new
     assert row.baseline["label_a"].startswith("replayed with the code this server ran")
     assert "data-code-mismatch" not in client.get(f"/s/{session.presenter_token}/").content.decode()
+    assert "data-stale-baseline" in client.get(f"/s/{session.presenter_token}/changes/").content.decode()
 
 
 def test_plugin_files_are_not_watched_by_the_autoreloader(plugin):
