@@ -181,6 +181,10 @@ def reload_session(session_id, *, changed_only=False, only=None) -> dict:
             raise runner.ControlError(["this session's scenario uses no plugin loaded from a file "
                                        "(SCHEDULER_PLUGINS): there is no plugin code to reload"],
                                       title="Nothing to reload")
+        # After a restart with other code (or another session's reload), the live run is
+        # already the server's code, not the code recorded: say so rather than compare as if.
+        stale = bool(code_notes(recorded))
+        running = plugin_code(live.scenario)
         old_modules = {m.source: m for m in loader.loaded_modules() if m.source in sources}
         old_plugins = {lp.name: lp for lp in loader.loaded_plugins() if lp.source in sources}
         baseline = _recorded_run(live)
@@ -201,13 +205,15 @@ def reload_session(session_id, *, changed_only=False, only=None) -> dict:
             raise runner.ControlError(list(problems) + ["the session still runs the code it was recorded with"],
                                       title="Reload failed: the new code cannot build the scheduler") from None
         new_code = plugin_code(live.scenario)
-        baseline.label = f"recorded with {code_label(recorded)}"
+        baseline.label = (f"replayed with the code this server ran, {code_label(running)} (the session was "
+                          f"recorded with {code_label(recorded)}, which is no longer loaded)" if stale
+                          else f"recorded with {code_label(recorded)}")
         new.label = f"reloaded: {code_label(new_code)}"
         comparison = cmp.compare(baseline, new)
         shown = new.position if live.at_head else _map_position(baseline.events, live.position, new.events)
         record = {"plugin_code": recorded, "new_plugin_code": new_code, "reloaded_at": timezone.now().isoformat(),
                   "kind": "reload", "summary": _summary(comparison), "comparison": _bounded(comparison),
-                  "label_a": baseline.label, "label_b": new.label}
+                  "label_a": baseline.label, "label_b": new.label, "stale": stale}
         fields = {"injections": [{"position": p, "timeUs": t, "verb": v, "body": b} for p, t, v, b in new.injections],
                   "high_water": new.position, "head_clock_us": new.clock_us, "position": shown,
                   "plugin_code": new_code, "baseline": record, "version": live.version + 1,
@@ -216,7 +222,11 @@ def reload_session(session_id, *, changed_only=False, only=None) -> dict:
             raise runner.Conflict("the session was changed elsewhere (another server process); "
                                   "reload again", title="Changed elsewhere")
     s = record["summary"]
-    if s["identical"]:
+    if stale:
+        note = (f"This session now runs {code_label(new_code)}. The code it was recorded with "
+                f"({code_label(recorded)}) is no longer loaded, so its own run cannot be shown; "
+                f"what changed is measured from the code this server ran before.")
+    elif s["identical"]:
         note = f"Reloaded {', '.join(sorted(old_plugins)) or 'the plugins'}: nothing changed in this run."
     else:
         note = (f"Reloaded {', '.join(sorted(old_plugins)) or 'the plugins'}: {s['pods']} pod(s) with a different "

@@ -172,6 +172,15 @@ def test_other_code_than_recorded_is_named_on_the_page(plugin, client):
     assert (f"This session was recorded with AvoidNode from avoid_node.py@{old[:8]}; "
             f"the server now runs @{new[:8]}.") in page
     assert "data-code-mismatch" in page
+    # Reload adopts the code the server runs, and says the recorded run cannot be shown
+    note = changes.reload_session(session.pk)["note"]
+    assert note.startswith(f"This session now runs AvoidNode from avoid_node.py@{new[:8]}. The code it was "
+                           f"recorded with (AvoidNode from avoid_node.py@{old[:8]}) is no longer loaded")
+    row = Session.objects.get(pk=session.pk)
+    assert row.baseline["stale"] and row.plugin_code["AvoidNode"]["digest"] == new
+    assert row.baseline["label_a"].startswith("replayed with the code this server ran")
+    assert "data-code-mismatch" not in client.get(f"/s/{session.presenter_token}/").content.decode()
+    assert "data-stale-baseline" in client.get(f"/s/{session.presenter_token}/changes/").content.decode()
 
 
 def test_plugin_files_are_not_watched_by_the_autoreloader(plugin):
