@@ -255,7 +255,7 @@ class Evaluator:
         nominated to the node.  The writes are applied when the cycle ends."""
         h = self.handle
         for v in c.victims:
-            h.delete_victim(v, pod)
+            h.delete_victim(v, pod, self.plugin_name)
         lower = [p for p in h.nominator.nominated_pods_for_node(c.name) if p.priority < pod.priority]
         if lower:
             h.clear_nominated_node_name(lower, reason=f"preemptor {pod.key} (priority {pod.priority}) "

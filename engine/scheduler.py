@@ -40,7 +40,7 @@ NO_NODES_MESSAGE = "no nodes available to schedule pods"
 class CycleOutcome:
     """What a scheduling cycle decided, applied when the cycle ends."""
     __slots__ = ("pinfo", "fwk", "state", "cycle", "status", "host", "nominating_info",
-                 "diagnosis", "writes", "end", "skipped")
+                 "diagnosis", "writes", "end", "skipped", "waiting")
 
     def __init__(self, pinfo, fwk, state, cycle):
         self.pinfo = pinfo
@@ -54,6 +54,7 @@ class CycleOutcome:
         self.writes = []
         self.end = 0
         self.skipped = False
+        self.waiting = None      # the WaitingPod while the binding cycle waits on Permit
 
 
 class Engine:
@@ -177,10 +178,17 @@ class Engine:
                 self.cycle_in_flight is None and len(self.queue.active_q) == 0 and
                 len(self.queue.pod_backoff_q) == 0)
 
+    def _drop_stopped_timers(self):
+        """Stopped Permit timers stay in the heap until they reach its top; drop them there."""
+        ev = self._events
+        while ev and ev[0][3] == "permitTimeout" and ev[0][4].stopped:
+            heapq.heappop(ev)
+
     def next_time(self):
         """The time of the next unit of work, or None when idle."""
         if not self._loaded:
             return 0
+        self._drop_stopped_timers()
         if self.cycle_in_flight is None and len(self.queue.active_q):
             if not self._events or self._events[0][0] > self.now:
                 return self.now
@@ -193,6 +201,7 @@ class Engine:
         if not self._loaded:
             self._load()
             return True
+        self._drop_stopped_timers()
         ev = self._events
         if ev and ev[0][0] <= self.now:
             self._dispatch(heapq.heappop(ev))
@@ -224,6 +233,12 @@ class Engine:
             self._pending_actions -= 1
             self._apply_action(payload)
         elif phase == PHASE_COMPLETION:
+            if kind == "permitTimeout":
+                if not payload.stopped:          # a stopped timer was uncounted when it stopped
+                    self._pending_completions -= 1
+                    payload.stopped = True
+                    payload.waiting_pod._timeout(payload)
+                return
             self._pending_completions -= 1
             if kind == "cycleEnd":
                 self._finish_cycle(payload)
@@ -231,6 +246,8 @@ class Engine:
                 self._finish_binding(payload)
             elif kind == "termination":
                 self._finish_termination(payload)
+            elif kind == "permitDone":
+                self._wait_on_permit_returned(payload)
         elif kind == "flushBackoffQCompleted":
             self.queue.flush_backoff_q_completed()
             self._push(at + BACKOFF_FLUSH_PERIOD, PHASE_FLUSH_BACKOFF, kind)
@@ -365,6 +382,11 @@ class Engine:
             self.queue.move_all_to_active_or_backoff_queue(fw.AssignedPodDelete, pod, None, None)
         else:
             self.queue.delete(pod)
+            # deletePodFromSchedulingQueue: a pod waiting on Permit is rejected ("removed"), and
+            # since it was assumed, its release is announced as an AssignedPodDelete
+            fwk = self.frameworks.get(pod.scheduler_name)
+            if fwk is not None and fwk.reject_waiting_pod(pod.uid):
+                self.queue.move_all_to_active_or_backoff_queue(fw.AssignedPodDelete, pod, None, None)
         self.pinfos.pop(key, None)
 
     def _finish_termination(self, key):
@@ -596,7 +618,8 @@ class Engine:
             out.status = self._wrap_single_node_failure(pod, host, st)
             out.nominating_info = NominatingInfo("", MODE_OVERRIDE)
             return
-        st, _wait = fwk.run_permit_plugins(state, assumed, host)
+        st, waiting = fwk.run_permit_plugins(state, assumed, host)
+        out.waiting = waiting
         if st is not None and st.code != Code.Wait:
             fwk.run_reserve_plugins_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed)
@@ -795,10 +818,16 @@ class Engine:
 
     # ------------------------------------------------------------------ preemption's writes (handle API)
 
-    def delete_victim(self, victim, preemptor):
-        """Queued by prepareCandidate; runs when the cycle ends."""
+    def delete_victim(self, victim, preemptor, plugin_name="DefaultPreemption"):
+        """Queued by prepareCandidate; runs when the cycle ends.  A victim waiting on Permit is
+        rejected ("preempted", by ``plugin_name``) instead of deleted, as prepareCandidate does."""
         def write():
-            self._pod_delete(victim.key, None, "Preempted", preemptor.key)
+            fwk = self.frameworks.get(victim.scheduler_name)
+            wp = fwk.get_waiting_pod(victim.uid) if fwk is not None else None
+            if wp is not None:
+                wp.reject(plugin_name, "preempted")
+            else:
+                self._pod_delete(victim.key, None, "Preempted", preemptor.key)
             self.metrics["preemption_victims"].append(victim.key)
         self._cycle_writes.append(write)
 
@@ -811,9 +840,47 @@ class Engine:
     # ------------------------------------------------------------------ binding
 
     def _start_binding(self, out):
+        """The binding cycle starts; a pod that Permit parked first waits on permit."""
         key = out.pinfo.pod.key
         self.binding[key] = out
-        self._push(self.now + self.bind_duration, PHASE_COMPLETION, "bind", out)
+        if out.waiting is None:
+            self._push(self.now + self.bind_duration, PHASE_COMPLETION, "bind", out)
+
+    # -- WaitOnPermit (framework/runtime/framework.go) in virtual time; see framework/waiting_pods.py
+
+    def start_permit_timers(self, wp):
+        """newWaitingPod: one timer per plugin that asked to wait, fired at its deadline."""
+        for timer in wp.pending_plugins.values():
+            self._push(timer.deadline, PHASE_COMPLETION, "permitTimeout", timer)
+
+    def stop_permit_timer(self, timer):
+        """timer.Stop(): the completion stays in the heap but no longer counts."""
+        self._pending_completions -= 1
+
+    def permit_signalled(self, wp):
+        """The first Allow-all, Reject or timeout reached the pod's channel: its binding cycle,
+        blocked in WaitOnPermit, wakes at this instant (a completion due now)."""
+        self._push(self.now, PHASE_COMPLETION, "permitDone", wp)
+
+    def _wait_on_permit_returned(self, wp):
+        """WaitOnPermit returns (the pod leaves the waiting-pods map); bindingCycle goes on
+        with PreBind and Bind (``bindDuration`` later), or, rejected, fails with a FitError on
+        the one node and ``handleBindingCycleError``."""
+        fwk = wp._fwk
+        fwk.waiting_pods.remove(wp.pod.uid)
+        key = wp.pod.key
+        out = self.binding.get(key)
+        if out is None or out.waiting is not wp:
+            return      # cannot happen: a waiting pod's binding cycle is in flight
+        status = wp.signal
+        if status.code == Code.Success:
+            self._push(self.now + self.bind_duration, PHASE_COMPLETION, "bind", out)
+            return
+        del self.binding[key]
+        fwk.cycle = out.cycle
+        if status.is_unschedulable():
+            status = self._wrap_single_node_failure(out.pinfo.pod, out.host, status)
+        self._handle_binding_cycle_error(out, status)
 
     def _finish_binding(self, out):
         """bindingCycle: PreBind, Bind; then the bind is observed (pod assigned)."""
@@ -883,7 +950,10 @@ class Engine:
             return "Terminating"
         if pod.node_name:
             return "Running"
-        if pod.key in self.binding:
+        out = self.binding.get(pod.key)
+        if out is not None:
+            if out.waiting is not None and out.waiting._fwk.waiting_pods.get(out.waiting.pod.uid) is out.waiting:
+                return "Waiting"
             return "Binding"
         return "Pending"
 
@@ -896,7 +966,7 @@ class Engine:
             pi = self.pinfos.get(key)
             phase = self.pod_phase(pod)
             node = pod.node_name or None
-            if phase == "Binding":
+            if phase == "Binding" or phase == "Waiting":
                 node = self.binding[key].host
             where = q.where_is(key)
             pods[key] = {
@@ -909,7 +979,7 @@ class Engine:
                 "gated": bool(pi.gated) if (pi is not None and where == UNSCHEDULABLE_PODS) else False,
                 "priority": pod.priority,
             }
-        return {
+        out = {
             "time": self.now / US,
             "schedulingCycle": q.scheduling_cycle,
             "moveRequestCycle": q.move_request_cycle,
@@ -931,6 +1001,28 @@ class Engine:
                 "unschedulable_pods": {k: v for k, v in sorted(q.unschedulable_reasons.items()) if v},
             },
         }
+        if any(f.permit_plugins for f in self.frameworks.values()):
+            # only with a Permit plugin, so that other scenarios' state stays as it was
+            out = {k: out[k] for k in ("time", "schedulingCycle", "moveRequestCycle", "queues", "pods",
+                                       "deletedPods", "nominatedPods")} | {"waitingPods": self._waiting_pods_state(),
+                                                                            "metrics": out["metrics"]}
+        return out
+
+    def _waiting_pods_state(self) -> dict:
+        """``waitingPods``: every pod waiting on Permit, its node and its pending plugins'
+        deadlines; ``result`` is ``Allowed``/``Rejected`` once the signal is given and until
+        the binding cycle takes it (the same instant), else null."""
+        res = {}
+        for f in self.frameworks.values():
+            for wp in f.waiting_pods.pods.values():
+                sig = wp.signal
+                res[wp.pod.key] = {
+                    "node": wp.node_name,
+                    "since": wp.since / US,
+                    "plugins": {name: t.deadline / US for name, t in wp.pending_plugins.items()},
+                    "result": None if sig is None else ("Allowed" if sig.code == Code.Success else "Rejected"),
+                }
+        return {k: res[k] for k in sorted(res)}
 
 
 def compute_disruptions_allowed(pdb, pods) -> int:

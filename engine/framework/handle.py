@@ -18,6 +18,10 @@ factory applies upstream's defaults.  ``handle`` offers:
 ``handle.trace``
     the trace sink (``emit(type, **fields)``), for PostFilter plugins that want their steps
     shown (PreemptionCandidate, ReprieveStep, ...).
+``handle.get_waiting_pod(uid)``, ``handle.iterate_over_waiting_pods(callback)``,
+``handle.reject_waiting_pod(uid)``
+    pods waiting on Permit (``framework.waiting_pods.WaitingPod``: ``get_pod()``,
+    ``get_pending_plugins()``, ``allow(plugin)``, ``reject(plugin, message)``).
 ``handle.profile_name``, ``handle.parallelism``
 """
 from __future__ import annotations

@@ -17,6 +17,7 @@ from .interface import (EXTENSION_POINTS, MAX_NODE_SCORE, MIN_NODE_SCORE, Action
                         Status)
 from ..config import expand_plugins
 from .guard import GuardedPlugin, PluginCallError, guard, plugin_frames
+from .waiting_pods import MAX_PERMIT_TIMEOUT_US, PermitTimer, WaitingPod, WaitingPodsMap
 
 _POINT_LABEL = {"preEnqueue": "PreEnqueue", "queueSort": "QueueSort", "preFilter": "PreFilter",
                 "filter": "Filter", "postFilter": "PostFilter", "preScore": "PreScore",
@@ -74,6 +75,8 @@ class Framework:
         self._snapshot: Snapshot | None = None
         # Errors of out-of-tree plugins' calls (framework.guard), in the order they happened.
         self.plugin_errors: list = []
+        # Pods waiting on Permit (waitingPodsMap), by UID.
+        self.waiting_pods = WaitingPodsMap()
 
         def implements(name, point):
             return isinstance(self._instance(name, profile), EXTENSION_POINTS[point])
@@ -440,8 +443,12 @@ class Framework:
             pl.unreserve(state, pod, node_name)
 
     def run_permit_plugins(self, state, pod, node_name):
-        """Returns (Status | None, wait_timeout_seconds or None)."""
-        wait = None
+        """RunPermitPlugins: the first rejection (Unschedulable) or error ends the run; plugins
+        that return ``Wait`` (timeout in seconds, capped at 15 minutes) park the pod in the
+        waiting-pods map once every plugin has run, and ``Wait`` is returned.
+
+        Returns ``(Status | None, WaitingPod | None)``."""
+        waits = None
         for pl in self.permit_plugins:
             status, timeout = pl.permit(state, pod, node_name)
             if self.trace.enabled:
@@ -452,13 +459,64 @@ class Framework:
                 status.failed_plugin = pl.name
                 return status, None
             if status.code == Code.Wait:
-                t = min(timeout or 900, 900)
-                wait = t if wait is None else min(wait, t)
+                # a Go time.Duration: a missing timeout is the zero duration (the timer fires at
+                # once); negative ones too; longer than maxTimeout is cut to 15 minutes
+                us = (MAX_PERMIT_TIMEOUT_US if timeout >= MAX_PERMIT_TIMEOUT_US / 1_000_000
+                      else round(timeout * 1_000_000)) if timeout else 0
+                if waits is None:
+                    waits = {}
+                waits[pl.name] = min(max(us, 0), MAX_PERMIT_TIMEOUT_US)
                 continue
             return Status(Code.Error, [f"running Permit plugin {pl.name!r}: {status.message()}"], pl.name, err=status.err), None
-        if wait is not None:
-            return Status(Code.Wait, ["one or more plugins asked to wait and no plugin rejected pod"]), wait
+        if waits is not None:
+            now = self.now()
+            wp = WaitingPod(self, pod, {}, now)
+            for name, us in waits.items():
+                wp.pending_plugins[name] = PermitTimer(wp, name, now + us, us)
+            self.waiting_pods.add(wp)
+            for name, timer in wp.pending_plugins.items():
+                self.trace.emit("PermitWait", pod=pod.key, cycle=self.cycle, plugin=name, node=node_name,
+                                timeout=timer.wait / 1_000_000)
+            if self.host is not None:
+                self.host.start_permit_timers(wp)
+            return Status(Code.Wait, [f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"']), wp
         return None, None
+
+    # ------------------------------------------------------------------ waiting pods (handle API)
+
+    def get_waiting_pod(self, uid):
+        """GetWaitingPod: the WaitingPod of the pod with this UID, or None."""
+        return self.waiting_pods.get(uid)
+
+    def iterate_over_waiting_pods(self, callback) -> None:
+        """IterateOverWaitingPods: ``callback(waiting_pod)`` for every waiting pod of this profile,
+        in the order they started waiting."""
+        self.waiting_pods.iterate(callback)
+
+    def reject_waiting_pod(self, uid) -> bool:
+        """RejectWaitingPod: reject the pod (plugin "", message "removed"); True if it was waiting."""
+        wp = self.waiting_pods.get(uid)
+        if wp is None:
+            return False
+        wp.reject("", "removed")
+        return True
+
+    def _stop_permit_timer(self, timer) -> None:
+        if not timer.stopped:
+            timer.stopped = True
+            if self.host is not None:
+                self.host.stop_permit_timer(timer)
+
+    def _permit_event(self, kind, wp, plugin, **fields) -> None:
+        self.trace.emit(kind, pod=wp.pod.key, plugin=plugin or None, node=wp.node_name, **fields)
+
+    def _waiting_pod_signalled(self, wp) -> None:
+        """The signal is in the channel: the binding cycle blocked in WaitOnPermit wakes up (the
+        engine does it as a completion at this instant), and the pod leaves the map then."""
+        if self.host is not None:
+            self.host.permit_signalled(wp)
+        else:
+            self.waiting_pods.remove(wp.pod.uid)
 
     def run_pre_bind_plugins(self, state, pod, node_name):
         for pl in self.pre_bind_plugins:
