@@ -878,6 +878,7 @@ class Engine:
             return
         del self.binding[key]
         fwk.cycle = out.cycle
+        self.trace.emit("BindFailed", pod=key, node=out.host, reasons=list(status.reasons))
         if status.is_unschedulable():
             status = self._wrap_single_node_failure(out.pinfo.pod, out.host, status)
         self._handle_binding_cycle_error(out, status)

@@ -127,6 +127,8 @@ def test_timeout_rejects_unreserves_forgets_and_requeues(plugins):
     assert t["time"] == 10.0 and t["plugin"] == "WaitA" and t["timeout"] == 10.0 and t["node"] == "n1"
     assert t["message"] == "rejected due to timeout after waiting 10s at plugin WaitA"
     assert not of(events, "PermitReject")
+    [bf] = of(events, "BindFailed", pod="default/a")
+    assert bf["time"] == 10.0 and bf["reasons"] == [t["message"]] and bf["seq"] > t["seq"]
     st = e.state()
     assert "default/a" not in st["waitingPods"]
     a = st["pods"]["default/a"]
