@@ -264,6 +264,11 @@ class Engine:
     def get_pod(self, key):
         return self.pods.get(key)
 
+    def list_pods(self, namespace=None) -> list:
+        """The pods as the pod informer's lister sees them (every pod that exists, bound or
+        not, terminating included), in key order; only ``namespace``'s if given."""
+        return [p for _k, p in sorted(self.pods.items()) if namespace is None or p.namespace == namespace]
+
     def _resolve_priority(self, pod):
         """Priority admission: spec.priority, else the PriorityClass, else the global default."""
         pc = None

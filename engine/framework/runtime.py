@@ -578,6 +578,7 @@ def _host_delegate(name):
 # Handle methods served by the engine that owns the framework (set as ``Framework.host``).
 Framework.host = None
 Framework.get_pod = _host_delegate("get_pod")
+Framework.list_pods = _host_delegate("list_pods")
 Framework.delete_victim = _host_delegate("delete_victim")
 Framework.clear_nominated_node_name = _host_delegate("clear_nominated_node_name")
 Framework.now = lambda self: self.host.now if self.host is not None else 0
