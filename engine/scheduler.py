@@ -123,6 +123,7 @@ class Engine:
         self.metrics = {"schedule_attempts_total": {}, "preemption_attempts_total": 0,
                         "preemption_victims": [], "pod_scheduling_attempts": []}
         self._cycle_writes = None
+        self._taking_signal_now = None   # a waiting pod whose rejection is handled in this step
         self._loaded = False
         self.idle_reached = False
 
@@ -390,7 +391,17 @@ class Engine:
             # deletePodFromSchedulingQueue: a pod waiting on Permit is rejected ("removed"), and
             # since it was assumed, its release is announced as an AssignedPodDelete
             fwk = self.frameworks.get(pod.scheduler_name)
-            if fwk is not None and fwk.reject_waiting_pod(pod.uid):
+            wp = fwk.get_waiting_pod(pod.uid) if fwk is not None else None
+            if wp is not None:
+                # Its binding cycle takes the rejection at once (upstream's goroutine races the
+                # handler; here it goes first), so the pod leaves its node in this same step.
+                self._taking_signal_now = wp
+                try:
+                    fwk.reject_waiting_pod(pod.uid)
+                finally:
+                    self._taking_signal_now = None
+                if wp.signal is not None and wp.signal.code != Code.Success:
+                    self._wait_on_permit_returned(wp)
                 self.queue.move_all_to_active_or_backoff_queue(fw.AssignedPodDelete, pod, None, None)
         self.pinfos.pop(key, None)
 
@@ -865,6 +876,8 @@ class Engine:
     def permit_signalled(self, wp):
         """The first Allow-all, Reject or timeout reached the pod's channel: its binding cycle,
         blocked in WaitOnPermit, wakes at this instant (a completion due now)."""
+        if self._taking_signal_now is wp:
+            return
         self._push(self.now, PHASE_COMPLETION, "permitDone", wp)
 
     def _wait_on_permit_returned(self, wp):

@@ -64,6 +64,9 @@ def _small_state(engine) -> dict:
             "preemption_victims_total": len(m["preemption_victims"]),
             "unschedulable_pods": {k: v for k, v in sorted(q.unschedulable_reasons.items()) if v},
         },
+        # pods waiting on Permit, only for scenarios with a Permit plugin (as engine.state())
+        "waitingPods": (engine._waiting_pods_state()
+                        if any(f.permit_plugins for f in engine.frameworks.values()) else None),
     }
 
 
@@ -128,8 +131,11 @@ class Recorder:
                 pinfo = engine.queue.get(pod.key) if where else None
                 pending_key = {"activeQ": "active", "backoffQ": "backoff"}.get(where) or (
                     ("gated" if pinfo is not None and pinfo.gated else "unschedulable") if where else None)
-                self.removed[e["seq"]] = {"key": pod.key, "node": pod.node_name or None, "priority": pod.priority,
-                                          "requests": dict(pod.requests), "phase": engine.pod_phase(pod),
+                phase = engine.pod_phase(pod)
+                # a pod waiting on Permit is not bound, but it holds its node until removed
+                node = pod.node_name or (engine.binding[pod.key].host if phase == "Waiting" else None)
+                self.removed[e["seq"]] = {"key": pod.key, "node": node, "priority": pod.priority,
+                                          "requests": dict(pod.requests), "phase": phase,
                                           "queue": pending_key}
 
     def at(self, position: int):
@@ -261,11 +267,13 @@ def moment(stepper, state: dict, index) -> dict:
         elif t == "BindFailed":
             pod = stepper.engine.pods.get(key)
             if pod is not None:
+                # a pod rejected while waiting on Permit was still waiting until its BindFailed
+                phase = "Waiting" if key in (base.get("waitingPods") or {}) else "Binding"
                 restore_on_nodes[key] = {"key": key, "node": e["node"], "priority": pod.priority,
-                                         "requests": dict(pod.requests), "phase": "Binding"}
+                                         "requests": dict(pod.requests), "phase": phase}
                 hide_on_nodes.discard(key)
                 if key in pods:
-                    pods[key].update(phase="Binding", nodeName=e["node"])
+                    pods[key].update(phase=phase, nodeName=e["node"])
         elif t in ("PodDeleted", "PodRemoved"):
             info = recorder.removed.get(e["seq"]) if recorder is not None else None
             if key in pods and pods[key]["phase"] == "Terminating" and t == "PodDeleted":
@@ -293,6 +301,7 @@ def moment(stepper, state: dict, index) -> dict:
             elif e.get("kind") == "Node":
                 hide_nodes.add(e.get("name"))
     metrics, nominated = base["metrics"], base["nominatedPods"]
+    waiting_pods = base.get("waitingPods")
     last = events[position - 1] if position else None
     if snap is not None and last is not None and last["type"] == "PodDeleted" and position not in recorder.unit_ends:
         # The engine emits PodDeleted before it deletes the pod (and counts a preemption
@@ -305,6 +314,8 @@ def moment(stepper, state: dict, index) -> dict:
             nominated = {n: keys for n, keys in nominated.items() if keys}
         if last.get("reason") == "Preempted":
             metrics["preemption_victims_total"] += 1
+        if waiting_pods and last["pod"] in waiting_pods:
+            waiting_pods = {k: v for k, v in waiting_pods.items() if k != last["pod"]}
     flight = in_flight(events, position, index)
     queued = {k for keys in queues.values() for k in keys}
     waiting = [{"key": k, "from": moving.get(k)} for k, p in sorted(pods.items())
@@ -315,6 +326,7 @@ def moment(stepper, state: dict, index) -> dict:
         "moveRequestCycle": base["moveRequestCycle"],
         "metrics": metrics,
         "nominatedPods": nominated,
+        "waitingPods": waiting_pods,
         "queues": queues,
         "pods": pods,
         "in_flight": flight,

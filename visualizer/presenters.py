@@ -251,7 +251,27 @@ def queues(live, mom) -> dict:
     waiting = [{"key": w["key"], "from": w["from"], "priority": pods[w["key"]].get("priority", 0)}
                for w in mom["waiting"]]
     return {"columns": columns, "in_flight": in_flight, "waiting": waiting,
-            "pending": mom["metrics"]["pending_pods"]}
+            "pending": mom["metrics"]["pending_pods"], "permit": permit_waiting(mom, pods, moved)}
+
+
+def permit_waiting(mom, pods, moved=()) -> list | None:
+    """Pods waiting on Permit (the fourth group beside the queues), or None for a scenario
+    without Permit plugins: each with its node, its pending plugins and the time left on each
+    plugin's timer, and the signal if one was given."""
+    waiting = mom.get("waitingPods")
+    if waiting is None:
+        return None
+    now = mom["time"]
+    out = []
+    for key, w in waiting.items():
+        plugins = [{"name": name, "deadline": seconds(deadline), "remaining": seconds(max(0.0, deadline - now))}
+                   for name, deadline in w["plugins"].items()]
+        first = min(w["plugins"].values()) if w["plugins"] else None
+        out.append({"key": key, "node": w["node"], "since": seconds(w["since"]), "plugins": plugins,
+                    "result": w["result"], "priority": pods.get(key, {}).get("priority", 0),
+                    "remaining": seconds(max(0.0, first - now)) if first is not None else None,
+                    "just_moved": key in moved})
+    return out
 
 
 # ---------------------------------------------------------------------- nodes
@@ -324,6 +344,13 @@ def nodes(live, mom) -> dict:
             end = engine.terminating.get(key)
             if phase == "Terminating" and end is not None:
                 item["grace_remaining"] = seconds(max(0, end - now) / US)
+            wait = (mom.get("waitingPods") or {}).get(key)
+            if phase == "Waiting" and wait is not None:
+                if wait["plugins"]:
+                    first = min(wait["plugins"].items(), key=lambda kv: kv[1])
+                    item["permit_remaining"] = seconds(max(0.0, first[1] - mom["time"]))
+                    item["permit_plugin"] = first[0]
+                item["permit_result"] = wait["result"]
             bound.append(item)
         cards.append({
             "name": node.name, "labels": sorted(node.labels.items()),
@@ -558,9 +585,14 @@ def preemption(events: list, position: int, index: TraceIndex, current_cycle_num
 
 def summary(e: dict) -> str:
     """The event's ``message``, or a sentence made from its fields."""
+    t = e["type"]
+    if t == "PermitReject":
+        by = f"{e['plugin']} rejects" if e.get("plugin") else "rejected:"
+        return f"{by} waiting {e['pod']} on {e['node']}: {e.get('message', '')}"
+    if t == "PermitTimeout":
+        return f"{e['pod']} on {e['node']}: {e.get('message', '')}"
     if e.get("message"):
         return e["message"]
-    t = e["type"]
     if t == "PluginResult":
         where = f" on {e['node']}" if e.get("node") else ""
         text = f"{e['point']} {e['plugin']}{where}: {e['code']}"
@@ -592,6 +624,10 @@ def summary(e: dict) -> str:
         return f"{e['pod']} nominated to {e['node']}" if e.get("node") else f"{e['pod']}: nomination cleared"
     if t == "Bound":
         return f"{e['pod']} bound to {e['node']}"
+    if t == "PermitWait":
+        return f"{e['pod']} waits on Permit ({e['plugin']}, up to {seconds(e['timeout'])} s) on {e['node']}"
+    if t == "PermitAllow":
+        return f"{e['plugin']} allows waiting {e['pod']} on {e['node']}"
     if t == "BindFailed":
         return f"binding {e['pod']} to {e['node']} failed: " + "; ".join(e.get("reasons") or [])
     if t == "PodDeleted":

@@ -99,8 +99,8 @@ class WaitingPod:
             self._fwk._stop_permit_timer(timer)
         if self.signal is not None:
             return
-        self._fwk._permit_event("PermitReject", self, plugin_name, message=msg)
-        self._send(Status(Code.Unschedulable, [msg], plugin_name))
+        self._send(Status(Code.Unschedulable, [msg], plugin_name),
+                   ("PermitReject", plugin_name, {"message": msg}))
 
     def _timeout(self, timer: PermitTimer) -> None:
         """A plugin's timer fired: reject, as upstream's AfterFunc does."""
@@ -109,14 +109,16 @@ class WaitingPod:
             self._fwk._stop_permit_timer(t)
         if self.signal is not None:
             return
-        self._fwk._permit_event("PermitTimeout", self, timer.plugin, message=msg,
-                                timeout=timer.wait / 1_000_000)
-        self._send(Status(Code.Unschedulable, [msg], timer.plugin))
+        self._send(Status(Code.Unschedulable, [msg], timer.plugin),
+                   ("PermitTimeout", timer.plugin, {"message": msg, "timeout": timer.wait / 1_000_000}))
 
-    def _send(self, status) -> None:
+    def _send(self, status, event=None) -> None:
         if self.signal is not None:
             return           # the channel's buffer of one is full: later signals are dropped
         self.signal = status if status is not None else Status(Code.Success)
+        if event is not None:
+            kind, plugin, fields = event
+            self._fwk._permit_event(kind, self, plugin, **fields)
         self._fwk._waiting_pod_signalled(self)
 
     def __repr__(self):

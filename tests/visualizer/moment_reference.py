@@ -62,7 +62,9 @@ def walk(path, attach=None):
                 ref["pods"][e["name"]] = dict(end["pods"][e["name"]], queue=None)
         elif e["type"] == "PodDeleted" and key in ref["pods"]:
             pod = ref["pods"][key]
-            if pod["phase"] == "Pending":
+            if ref.get("waitingPods"):
+                ref["waitingPods"].pop(key, None)
+            if pod["phase"] in ("Pending", "Waiting"):   # not bound: removed at once
                 del ref["pods"][key]
                 for name, keys in ref["queues"].items():
                     if key in keys:
