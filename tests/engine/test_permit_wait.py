@@ -322,3 +322,59 @@ def test_state_key_order_with_permit_plugins(plugins):
 def test_go_duration_strings(us, text):
     """time.Duration.String, as fmt's %v prints the timeout in the rejection message."""
     assert go_duration(us) == text
+
+
+# -- framework_test.go TestPermitPlugins: RunPermitPlugins' combined status -------------------
+
+class Injected(fwi.PermitPlugin):
+    """framework_test.go's TestPlugin with an injected Permit status."""
+
+    def __init__(self, name, code):
+        self.name = name
+        self.code = code
+
+    def permit(self, state, p, node_name):
+        if self.code == Code.Success:
+            return Status(Code.Success), 0
+        return Status(self.code, ["injected status"]), 10
+
+
+PERMIT_CASES = [
+    ("NilPermitPlugin", [], None, None, None),
+    ("SuccessPermitPlugin", [Code.Success], None, None, None),
+    ("UnschedulablePermitPlugin", [Code.Unschedulable], Code.Unschedulable, ["injected status"], "TestPlugin0"),
+    ("ErrorPermitPlugin", [Code.Error], Code.Error, ["running Permit plugin 'TestPlugin0': injected status"], "TestPlugin0"),
+    ("UnschedulableAndUnresolvablePermitPlugin", [Code.UnschedulableAndUnresolvable],
+     Code.UnschedulableAndUnresolvable, ["injected status"], "TestPlugin0"),
+    ("WaitPermitPlugin", [Code.Wait], Code.Wait, ['one or more plugins asked to wait and no plugin rejected pod "p"'], ""),
+    ("SuccessSuccessPermitPlugin", [Code.Success, Code.Success], None, None, None),
+    ("ErrorAndErrorPlugins", [Code.Error, Code.Error], Code.Error,
+     ["running Permit plugin 'TestPlugin0': injected status"], "TestPlugin0"),
+    ("WaitThenUnschedulable", [Code.Wait, Code.Unschedulable], Code.Unschedulable, ["injected status"], "TestPlugin1"),
+]
+
+
+@pytest.mark.parametrize("name,codes,code,reasons,failed", PERMIT_CASES, ids=[c[0] for c in PERMIT_CASES])
+def test_run_permit_plugins_combines_as_upstream(name, codes, code, reasons, failed):
+    names = [f"TestPlugin{i}" for i in range(len(codes))]
+    for n, c in zip(names, codes):
+        registry.register(n, lambda args, h, n=n, c=c: Injected(n, c))
+    try:
+        doc = scenario([node("n1")], permit=names)
+        e = Engine(Scenario.from_dict(doc), Trace())
+        e.run(0)
+        fwk = e.frameworks["default-scheduler"]
+        from engine.framework.cycle_state import CycleState
+        from engine.objects import Problems, pod_from_manifest
+        p = pod_from_manifest(pod("p"), "p", Problems())
+        st, wp = fwk.run_permit_plugins(CycleState(), p.copy(node_name="n1"), "n1")
+        if code is None:
+            assert st is None and wp is None
+            return
+        assert st.code == code and st.reasons == reasons and st.failed_plugin == failed
+        assert (wp is not None) == (code == Code.Wait)
+        if wp is not None:
+            assert fwk.get_waiting_pod(p.uid) is wp and wp.get_pending_plugins() == ["TestPlugin0"]
+    finally:
+        for n in names:
+            registry.unregister(n)
