@@ -3,7 +3,13 @@
 # ADDR overrides the address, e.g. ADDR=0.0.0.0:8000 bash scripts/run.sh
 # SCHEDULER_PLUGINS=path/to/my_plugin.py[,other.py,my.module] loads out-of-tree plugins at start;
 # relative paths are taken from where you run this script (the server runs in the project root).
+# Unset, it loads the example plugins the lessons use (docs/examples/coscheduling.py, lesson 20);
+# set it (even to "") to load only what you list.
 set -euo pipefail
+
+if [ -z "${SCHEDULER_PLUGINS+set}" ]; then
+  SCHEDULER_PLUGINS="$(cd "$(dirname "$0")/.." && pwd)/docs/examples/coscheduling.py"
+fi
 
 if [ -n "${SCHEDULER_PLUGINS:-}" ]; then
   resolved=""
