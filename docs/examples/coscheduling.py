@@ -166,10 +166,14 @@ class Coscheduling(PreFilterPlugin, PostFilterPlugin, ReservePlugin, PermitPlugi
 
 
 def new(args: dict, handle):
+    """The factory: ``args`` is this plugin's pluginConfig args (a dict, maybe empty)."""
+    problems = [f"pluginConfig[{NAME}].args: unknown field {k!r} (known: permitWaitingTimeSeconds)"
+                for k in args if k != "permitWaitingTimeSeconds"]
     t = args.get("permitWaitingTimeSeconds", 60)
     if not isinstance(t, int) or isinstance(t, bool) or t < 0:
-        raise ConfigError([f"pluginConfig.Coscheduling.args.permitWaitingTimeSeconds: must be a non-negative "
-                           f"integer, got {t!r}"])
+        problems.append(f"pluginConfig[{NAME}].args.permitWaitingTimeSeconds: {t!r} is not a non-negative integer")
+    if problems:
+        raise ConfigError(problems)
     return Coscheduling(handle, t)
 
 
