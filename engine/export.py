@@ -3,7 +3,8 @@ as kube-scheduler-simulator's result annotations.
 
 ``scenario_at(engine)`` writes the objects as they are now, ready to run on from there:
 
-- Nodes, PriorityClasses and PodDisruptionBudgets as they are now; bound pods on their node
+- Nodes, PriorityClasses, PodDisruptionBudgets and custom resources as they are now (a pod
+  waiting on Permit is pending in the API: it is scheduled again); bound pods on their node
   with their start time (in node order, each node's pods in the order the scheduler's cache
   keeps them, which breaks ties between equal preemption victims); terminating pods bound and
   deleted at t=0 with what is left of their grace period (rounded up to a whole second);
@@ -132,6 +133,9 @@ def scenario_at(engine) -> dict:
         objects.append(copy.deepcopy(pc.manifest))
     for pdb in engine.pdbs.values():
         objects.append(copy.deepcopy(pdb.manifest))
+    for type_key in sorted(engine.custom_objects):        # custom resources, as they are now
+        for _k, o in sorted(engine.custom_objects[type_key].items()):
+            objects.append(copy.deepcopy(o.manifest))
     for node in engine.nodes.values():
         objects.append(copy.deepcopy(node.manifest))
     actions = []
@@ -191,7 +195,9 @@ def scenario_at(engine) -> dict:
         rel = int(rel) if rel == int(rel) else rel
         if a.verb == "delete":
             body = {"kind": a.kind, "name": a.name}
-            if a.kind not in ("Node", "PriorityClass"):
+            if a.api_version:
+                body = {"apiVersion": a.api_version, **body}
+            if a.kind not in ("Node", "PriorityClass") or a.api_version:
                 body["namespace"] = a.namespace
         else:
             body = copy.deepcopy(a.manifest)

@@ -904,3 +904,93 @@ def pdb_from_manifest(m, place, probs) -> PodDisruptionBudget | None:
         return None
     return PodDisruptionBudget(name, ns, sel, mina, maxu, fixed, disrupted,
                                fixed if fixed is not None else 0, m)
+
+
+# ---------------------------------------------------------------------- custom resources
+
+def _is_builtin_group(group: str) -> bool:
+    """API groups of Kubernetes itself (the core group "", ``apps``, ``*.k8s.io``, ...):
+    the engine models the kinds of those it reads and refuses the others."""
+    return "." not in group or group == "k8s.io" or group.endswith(".k8s.io") or group.endswith(".kubernetes.io")
+
+
+def guess_plural(kind: str) -> str:
+    """The resource name of a kind, as apimachinery's ``meta.UnsafeGuessKindToResource``
+    guesses it: lower case, "s" -> "ses", "y" -> "ies", else + "s" (PodGroup -> podgroups)."""
+    singular = kind.lower()
+    if not singular:
+        return singular
+    if singular.endswith("s"):
+        return singular + "es"
+    if singular.endswith("y"):
+        return singular[:-1] + "ies"
+    return singular + "s"
+
+
+class CustomObject:
+    """An object of a kind the engine does not model (a custom resource such as a PodGroup of
+    ``scheduling.x-k8s.io/v1alpha1``), kept as its manifest.  Plugins read it through the
+    handle (``get_object``, ``list_objects``) and may register for its events."""
+    __slots__ = ("api_version", "kind", "namespace", "name", "manifest", "resource_version")
+
+    def __init__(self, api_version, kind, namespace, name, manifest, resource_version=0):
+        self.api_version = api_version
+        self.kind = kind
+        self.namespace = namespace
+        self.name = name
+        self.manifest = manifest
+        self.resource_version = resource_version
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def type_key(self) -> str:
+        """``apiVersion/kind``, e.g. ``scheduling.x-k8s.io/v1alpha1/PodGroup``."""
+        return f"{self.api_version}/{self.kind}"
+
+    @property
+    def gvk(self) -> str:
+        """framework.GVK of its events: ``<plural>.<version>.<group>``."""
+        group, _, version = self.api_version.rpartition("/")
+        return f"{guess_plural(self.kind)}.{version}.{group}"
+
+
+def is_custom_api_version(api) -> bool:
+    """An apiVersion ``group/version`` whose group is not one of Kubernetes' own."""
+    if not isinstance(api, str) or api.count("/") != 1:
+        return False
+    group, version = api.split("/")
+    return bool(group) and bool(version) and not _is_builtin_group(group)
+
+
+def custom_object_from_manifest(m, place, probs, namespaced=True):
+    """A CustomObject from a manifest with a custom apiVersion: only the common fields are
+    checked (apiVersion, kind, metadata.name, metadata.namespace)."""
+    import copy
+    api = m.get("apiVersion")
+    kind = m.get("kind")
+    ok = True
+    if not isinstance(kind, str) or not re.match(r"^[A-Z][A-Za-z0-9]*$", kind or ""):
+        probs.add(f"{place}.kind", f"{_q(kind)} is not a kind name (e.g. PodGroup)")
+        ok = False
+    _g, _, version = api.partition("/")
+    if not re.match(r"^v[0-9]+((alpha|beta)[0-9]+)?$", version):
+        probs.add(f"{place}.apiVersion", f"{_q(api)} does not end with a version such as v1 or v1alpha1")
+        ok = False
+    md = get_map(m, "metadata", place, probs)
+    name = get_str(md, "name", f"{place}.metadata", probs) if md is not None else None
+    if not name:
+        probs.add(f"{place}.metadata.name", "is required")
+        ok = False
+    elif not _NAME_RE.match(name) or len(name) > 253:
+        probs.add(f"{place}.metadata.name", f"{_q(name)} is not a valid name (lower case letters, digits, '-' and '.')")
+        ok = False
+    ns = get_str(md, "namespace", f"{place}.metadata", probs, default="default") if md is not None else "default"
+    if ns and (not re.match(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", ns) or len(ns) > 63):
+        probs.add(f"{place}.metadata.namespace", f"{_q(ns)} is not a valid namespace name")
+        ok = False
+    if not ok:
+        return None
+    return CustomObject(api, kind, ns or "default", name, copy.deepcopy(m))

@@ -16,7 +16,8 @@ from pathlib import Path
 from . import yamlload
 from .config import SchedulerConfig, parse_scheduler_config
 from .errors import ScenarioError
-from .objects import (Problems, _q, get_bool, get_list, get_map, get_str, node_from_manifest,
+from .objects import (CustomObject, Problems, _q, custom_object_from_manifest, get_bool, get_list, get_map,
+                      get_str, is_custom_api_version, node_from_manifest,
                       parse_time, pdb_from_manifest, pod_from_manifest,
                       priority_class_from_manifest, SYSTEM_PRIORITY_CLASSES)
 from .quantity import US, parse_duration
@@ -39,6 +40,7 @@ class Action:
     place: str = ""
     manifest: dict = field(default_factory=dict)
     index: int = 0
+    api_version: str = ""   # for a custom resource's delete (create/update carry it in obj)
 
 
 @dataclass
@@ -138,6 +140,11 @@ def parse_object(m, place, probs, start_instant, allowed_kinds=KINDS):
         probs.add(place, f"{_q(m)} is not a Kubernetes object")
         return None, None
     kind = m.get("kind")
+    if (not isinstance(kind, str) or kind not in allowed_kinds) and allowed_kinds is KINDS \
+            and is_custom_api_version(m.get("apiVersion")):
+        # a custom resource (e.g. a PodGroup of scheduling.x-k8s.io/v1alpha1): kept as a manifest
+        obj = custom_object_from_manifest(m, place, probs)
+        return (obj.kind if obj is not None else kind), obj
     if not isinstance(kind, str) or kind not in allowed_kinds:
         probs.add(f"{place}.kind", f"{_q(kind)} is not one of {', '.join(allowed_kinds)}")
         return None, None
@@ -209,7 +216,7 @@ def _parse(data, probs: Problems) -> Scenario:
         kind, obj = parse_object(m, place, probs, sim.start_time)
         if obj is None:
             continue
-        key = (kind, getattr(obj, "namespace", ""), obj.name)
+        key = (obj.type_key if isinstance(obj, CustomObject) else kind, getattr(obj, "namespace", ""), obj.name)
         if key in seen:
             probs.add(f"{place}.metadata.name", f"{_q(obj.name)} is already defined at {seen[key]}")
             continue
@@ -263,7 +270,8 @@ def parse_action(verb, body, place, probs, start_instant, at=0, index=0):
         probs.add(place, f"{_q(body)} is not a reference (kind, name, namespace)")
         return None
     kind = body.get("kind")
-    if not isinstance(kind, str) or kind not in KINDS:
+    custom_api = body.get("apiVersion") if is_custom_api_version(body.get("apiVersion")) else ""
+    if (not isinstance(kind, str) or kind not in KINDS) and not (custom_api and isinstance(kind, str) and kind):
         probs.add(f"{place}.kind", f"{_q(kind)} is not one of {', '.join(KINDS)}")
         return None
     name = body.get("name")
@@ -275,9 +283,10 @@ def parse_action(verb, body, place, probs, start_instant, at=0, index=0):
     if not isinstance(name, str) or not name:
         probs.add(f"{place}.name", "is required")
         return None
-    if kind in ("Node", "PriorityClass"):
+    if kind in ("Node", "PriorityClass") and not custom_api:
         ns = ""
-    return Action(at, "delete", kind, None, ns, name, place, body, index)
+    return Action(at, "delete", kind, None, ns, name, place, body, index,
+                  api_version=custom_api if kind not in KINDS else "")
 
 
 QUEUE_NAMES = ("activeQ", "backoffQ", "unschedulablePods")

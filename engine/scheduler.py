@@ -15,6 +15,7 @@ cycle's API writes (victim deletions, nominations) take effect.
 """
 from __future__ import annotations
 
+import copy
 import heapq
 
 from .cache import Cache
@@ -24,7 +25,7 @@ from .framework import interface as fw
 from .framework.runtime import Framework
 from .framework.types import Diagnosis, FitError
 from .labels import find_untolerated_taint
-from .objects import system_priority_classes
+from .objects import CustomObject, system_priority_classes
 from .scenario import SYSTEM_CLASS_NAMES
 from .quantity import US
 from .queue import ACTIVE_Q, BACKOFF_Q, UNSCHEDULABLE_PODS, PriorityQueue
@@ -83,6 +84,10 @@ class Engine:
         # them too, with the same values).
         self.priority_classes: dict = {pc.name: pc for pc in system_priority_classes()}
         self.pdbs: dict = {}
+        # custom resources: "apiVersion/kind" -> {namespace/name: CustomObject}
+        self.custom_objects: dict = {}
+        self.has_custom_objects = any(isinstance(o, CustomObject) for _k, o in scenario.objects) or any(
+            isinstance(a.obj, CustomObject) or a.api_version for a in scenario.actions)
         self.deleted_pods: dict = {}
         self._rv = 0
         self._uid = 0
@@ -112,6 +117,14 @@ class Engine:
             queueing_hints=self.queueing_hints, pod_lister=self.pods.get)
         for f in self.frameworks.values():
             f.nominator = self.queue.nominator
+        # The GVKs of other API groups that enabled plugins register for, with the actions
+        # registered (addAllEventHandlers' gvkMap: only these get event handlers).
+        self.custom_gvk_actions: dict = {}
+        for f in self.frameworks.values():
+            for _name, events in f.enqueue_extensions():
+                for ev, _fn in events:
+                    if ev.resource.count(".") >= 2:
+                        self.custom_gvk_actions[ev.resource] = self.custom_gvk_actions.get(ev.resource, 0) | int(ev.action_type)
         self.pinfos: dict = {}           # key -> the latest QueuedPodInfo of the pod
         self.cycle_in_flight: CycleOutcome | None = None
         self.binding: dict = {}          # key -> (outcome, node)
@@ -155,6 +168,10 @@ class Engine:
         for kind, o in objs:
             if kind == "PodDisruptionBudget":
                 self.pdbs[o.key] = o
+        for kind, o in objs:
+            if isinstance(o, CustomObject):
+                o.resource_version = self._next_rv()
+                self.custom_objects.setdefault(o.type_key, {})[o.key] = o
         for kind, o in objs:
             if kind == "Node":
                 self._node_add(o)
@@ -480,7 +497,9 @@ class Engine:
         if self.trace.enabled:
             self.trace.emit("Action", action=verb, kind=kind,
                             name=(f"{a.namespace}/{a.name}" if a.namespace else a.name), place=a.place)
-        if kind == "Pod":
+        if isinstance(a.obj, CustomObject) or a.api_version:
+            self._custom_object_action(a)
+        elif kind == "Pod":
             if verb == "create":
                 self._pod_create(a.obj, a)
             elif verb == "update":
@@ -518,6 +537,46 @@ class Engine:
                 self._skip(a, f"PodDisruptionBudget {key} does not exist")
             else:
                 self.pdbs[key] = a.obj
+
+    def _custom_object_action(self, a):
+        """Create, update or delete a custom resource; the dynamic informer's handler then
+        moves pods if a plugin registered the object's GVK for that action
+        (eventhandlers.go addAllEventHandlers, buildEvtResHandler)."""
+        api = a.obj.api_version if a.obj is not None else a.api_version
+        type_key = f"{api}/{a.kind}"
+        key = f"{a.namespace}/{a.name}"
+        store = self.custom_objects.setdefault(type_key, {})
+        old = store.get(key)
+        if a.verb == "create" and old is not None:
+            return self._skip(a, f"{a.kind} {key} already exists")
+        if a.verb != "create" and old is None:
+            return self._skip(a, f"{a.kind} {key} does not exist")
+        if a.verb == "delete":
+            del store[key]
+            new = None
+            action, label = fw.ActionType.Delete, "Delete"
+        else:
+            new = CustomObject(a.obj.api_version, a.obj.kind, a.obj.namespace, a.obj.name, a.obj.manifest,
+                               self._next_rv())
+            store[key] = new
+            action, label = (fw.ActionType.Add, "Add") if a.verb == "create" else (fw.ActionType.Update, "Update")
+        gvk = (new or old).gvk
+        if self.custom_gvk_actions.get(gvk, 0) & int(action):
+            resource = gvk.split(".", 1)[0]
+            event = fw.ClusterEvent(gvk, action, f"{resource[:1].upper()}{resource[1:]}{label}")
+            self.queue.move_all_to_active_or_backoff_queue(
+                event, old.manifest if old is not None else None, new.manifest if new is not None else None, None)
+
+    def get_object(self, api_version, kind, namespace, name):
+        """The manifest of a custom resource (a copy), or None."""
+        o = self.custom_objects.get(f"{api_version}/{kind}", {}).get(f"{namespace}/{name}")
+        return copy.deepcopy(o.manifest) if o is not None else None
+
+    def list_objects(self, api_version, kind, namespace=None) -> list:
+        """The manifests (copies) of a custom resource's kind, in namespace/name order."""
+        store = self.custom_objects.get(f"{api_version}/{kind}", {})
+        return [copy.deepcopy(o.manifest) for k, o in sorted(store.items())
+                if namespace is None or o.namespace == namespace]
 
     def inject(self, action) -> None:
         """Apply an action now (events injected from the UI)."""
@@ -1020,11 +1079,15 @@ class Engine:
                 "unschedulable_pods": {k: v for k, v in sorted(q.unschedulable_reasons.items()) if v},
             },
         }
+        if self.has_custom_objects:
+            # only for scenarios with custom resources, so that other scenarios' state stays as it was
+            out["customObjects"] = {t: {k: self.custom_objects[t][k].manifest for k in sorted(self.custom_objects[t])}
+                                    for t in sorted(self.custom_objects) if self.custom_objects[t]}
+            out = {k: v for k, v in out.items() if k != "metrics"} | {"metrics": out["metrics"]}
         if any(f.permit_plugins for f in self.frameworks.values()):
             # only with a Permit plugin, so that other scenarios' state stays as it was
-            out = {k: out[k] for k in ("time", "schedulingCycle", "moveRequestCycle", "queues", "pods",
-                                       "deletedPods", "nominatedPods")} | {"waitingPods": self._waiting_pods_state(),
-                                                                            "metrics": out["metrics"]}
+            out = {k: v for k, v in out.items() if k != "metrics"} | {"waitingPods": self._waiting_pods_state(),
+                                                                       "metrics": out["metrics"]}
         return out
 
     def _waiting_pods_state(self) -> dict:

@@ -67,15 +67,29 @@ def test_the_pod_group_created_later_moves_the_member(scheduler_sim):
 
 
 def test_timeout_rejects_the_waiting_members_and_frees_their_nodes(scheduler_sim):
-    """Two of three fit: they wait; the first timer fires; Unreserve rejects the sibling."""
+    """Two of three fit: they wait from t=0 with the group's 10 s timeout, and both timers fire
+    at 10 s; the nodes are freed and the third member gets its turn."""
     scheduler_sim.load("coscheduling.py")
     result = scheduler_sim.run(cluster(["n1", "n2"], [member("a"), member("b"), member("c")],
                                        objects=[pod_group("gang", 3, timeout=10)], post_filter=False), until=10)
-    [t] = result.events("PermitTimeout")
-    assert t["time"] == 10.0 and t["message"] == "rejected due to timeout after waiting 10s at plugin Coscheduling"
+    timeouts = result.events("PermitTimeout")
+    assert [(t["pod"], t["time"]) for t in timeouts] == [("default/a", 10.0), ("default/b", 10.0)]
+    assert timeouts[0]["message"] == "rejected due to timeout after waiting 10s at plugin Coscheduling"
+    assert not result.events("PermitReject")      # b timed out before a's Unreserve could reject it
+    assert [e["pod"] for e in result.events("BindFailed")] == ["default/a", "default/b"]
+    # the freed space goes to the member that was waiting for a node
+    assert result.events("CycleEnd", pod="c")[-1]["time"] == 10.0
+
+
+def test_unreserve_rejects_the_waiting_siblings(scheduler_sim):
+    """A member deleted while waiting is rejected ("removed"); its Unreserve rejects the others."""
+    scheduler_sim.load("coscheduling.py")
+    result = scheduler_sim.run(cluster(["n1", "n2"], [member("a"), member("b"), member("c")],
+                                       objects=[pod_group("gang", 3, timeout=30)], post_filter=False,
+                                       actions=[{"at": "5s", "delete": {"kind": "Pod", "name": "a"}}]), until=5)
     rejects = result.events("PermitReject")
-    assert [(r["plugin"], r["message"]) for r in rejects] == [("Coscheduling", "rejection in Unreserve")]
-    assert {result.phase(p) for p in "abc"} <= {"Pending", "Waiting"}
+    assert [(r["pod"], r["plugin"], r["message"]) for r in rejects] == [
+        ("default/a", None, "removed"), ("default/b", "Coscheduling", "rejection in Unreserve")]
 
 
 def test_post_filter_rejects_the_waiting_members_at_once(scheduler_sim):

@@ -20,6 +20,8 @@ factory applies upstream's defaults.  ``handle`` offers:
     shown (PreemptionCandidate, ReprieveStep, ...).
 ``handle.get_pod(key)``, ``handle.list_pods(namespace=None)``
     the current version of a pod; every pod that exists, in key order (the pod lister).
+``handle.get_object(api_version, kind, namespace, name)``, ``handle.list_objects(api_version, kind, namespace=None)``
+    custom resources' manifests (copies).
 ``handle.get_waiting_pod(uid)``, ``handle.iterate_over_waiting_pods(callback)``,
 ``handle.reject_waiting_pod(uid)``
     pods waiting on Permit (``framework.waiting_pods.WaitingPod``: ``get_pod()``,

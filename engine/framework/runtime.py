@@ -579,6 +579,8 @@ def _host_delegate(name):
 Framework.host = None
 Framework.get_pod = _host_delegate("get_pod")
 Framework.list_pods = _host_delegate("list_pods")
+Framework.get_object = _host_delegate("get_object")
+Framework.list_objects = _host_delegate("list_objects")
 Framework.delete_victim = _host_delegate("delete_victim")
 Framework.clear_nominated_node_name = _host_delegate("clear_nominated_node_name")
 Framework.now = lambda self: self.host.now if self.host is not None else 0

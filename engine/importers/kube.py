@@ -27,10 +27,11 @@ scheduler would do with it:
 """
 from __future__ import annotations
 
+import copy
 import math
 from datetime import datetime, timezone
 
-from ..objects import Problems, parse_time
+from ..objects import Problems, is_custom_api_version, parse_time
 
 SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2000001000, "system-cluster-critical": 2000000000}
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
@@ -145,7 +146,7 @@ class Converter:
         """``items``: [(manifest, origin)] -> (objects [(manifest, origin)], actions)."""
         report = self.report
         seen = {}
-        pcs, pdbs, nodes, bound, pending, actions = [], [], [], [], [], []
+        pcs, pdbs, nodes, bound, pending, actions, custom = [], [], [], [], [], [], []
         class_values = dict(SYSTEM_PRIORITY_CLASSES)
         for m, origin in items:
             if m.get("kind") == "PriorityClass" and isinstance(m.get("value"), int):
@@ -198,6 +199,22 @@ class Converter:
                 (bound if where == "bound" else pending).append((out, origin, md.get("creationTimestamp") or ""))
                 if delete is not None:
                     actions.append(delete)
+            elif kind not in VOLUME_KINDS and is_custom_api_version(m.get("apiVersion")) and isinstance(kind, str):
+                # a custom resource (a PodGroup, a quota ...): kept for the plugins that read it
+                ckey = (m.get("apiVersion"), kind, md.get("namespace") or "default", md.get("name"))
+                if ckey in seen:
+                    report.drop(kind, f"the same object again (first at {seen[ckey]}); the first one is kept")
+                    continue
+                seen[ckey] = origin
+                out = {"apiVersion": m["apiVersion"], "kind": kind,
+                       "metadata": {k: copy.deepcopy(v) for k, v in md.items()
+                                    if k in ("name", "namespace", "labels", "annotations")}}
+                out.update({k: copy.deepcopy(v) for k, v in m.items() if k not in ("apiVersion", "kind", "metadata")})
+                for k in sorted(md):
+                    if k not in ("name", "namespace", "labels", "annotations"):
+                        report.ignore(kind, f"metadata.{k}")
+                custom.append((out, origin))
+                report.keep(kind)
             elif kind in VOLUME_KINDS:
                 report.drop(kind, DROP_REASONS["volumes"])
             elif kind in SPREAD_SELECTOR_KINDS:
@@ -219,7 +236,7 @@ class Converter:
             report.note(f"{pvc_pods} pod(s) use PersistentVolumeClaims or ephemeral volumes: volumes are not "
                         "modelled yet, so their claims, volume topology and attach limits are not checked")
         pending.sort(key=lambda x: x[2])   # activeQ order: by creation (the queue time), stable
-        objects = pcs + pdbs + nodes + [(o, g) for o, g, _ in bound] + [(o, g) for o, g, _ in pending]
+        objects = pcs + pdbs + custom + nodes + [(o, g) for o, g, _ in bound] + [(o, g) for o, g, _ in pending]
         return objects, actions
 
     def _pod(self, m, md, origin, class_values, node_names, start):
