@@ -122,6 +122,10 @@ def scenario_at(engine) -> dict:
     sim["startTime"] = rfc3339(sc.simulation.start_time + timedelta(microseconds=now))
     lost = ("Exported at t={:g}s by `python -m engine export`: the objects and the scheduling queue "
             "as they were then. A cycle or binding that was in flight starts again.").format(t)
+    waiting = sum(len(f.waiting_pods) for f in engine.frameworks.values())
+    if waiting:
+        lost += (f" {waiting} pod(s) waiting on Permit were assumed but not bound: they are pending "
+                 f"here and are scheduled again, with fresh Permit timers.")
     out = {"kind": "Scenario",
            "metadata": {"name": name, "title": f"{sc.title or sc.name} (at {t:g}s)",
                         "description": lost + ("\n\n" + sc.description if sc.description else "")}}

@@ -494,12 +494,12 @@ class Engine:
 
     def _apply_action(self, a):
         verb, kind = a.verb, a.kind
+        if isinstance(a.obj, CustomObject) or a.api_version:
+            return self._custom_object_action(a)
         if self.trace.enabled:
             self.trace.emit("Action", action=verb, kind=kind,
                             name=(f"{a.namespace}/{a.name}" if a.namespace else a.name), place=a.place)
-        if isinstance(a.obj, CustomObject) or a.api_version:
-            self._custom_object_action(a)
-        elif kind == "Pod":
+        if kind == "Pod":
             if verb == "create":
                 self._pod_create(a.obj, a)
             elif verb == "update":
@@ -547,6 +547,14 @@ class Engine:
         key = f"{a.namespace}/{a.name}"
         store = self.custom_objects.setdefault(type_key, {})
         old = store.get(key)
+
+        def announce():
+            # the object is stored before its Action event, so whoever looks at the engine
+            # when the event is emitted (the page) sees the action carried out, as it says
+            if self.trace.enabled:
+                self.trace.emit("Action", action=a.verb, kind=a.kind, name=key, place=a.place)
+        if (a.verb == "create") == (old is not None):
+            announce()
         if a.verb == "create" and old is not None:
             return self._skip(a, f"{a.kind} {key} already exists")
         if a.verb != "create" and old is None:
@@ -560,6 +568,7 @@ class Engine:
                                self._next_rv())
             store[key] = new
             action, label = (fw.ActionType.Add, "Add") if a.verb == "create" else (fw.ActionType.Update, "Update")
+        announce()
         gvk = (new or old).gvk
         if self.custom_gvk_actions.get(gvk, 0) & int(action):
             resource = gvk.split(".", 1)[0]
@@ -1081,14 +1090,18 @@ class Engine:
         }
         if self.has_custom_objects:
             # only for scenarios with custom resources, so that other scenarios' state stays as it was
-            out["customObjects"] = {t: {k: self.custom_objects[t][k].manifest for k in sorted(self.custom_objects[t])}
-                                    for t in sorted(self.custom_objects) if self.custom_objects[t]}
+            out["customObjects"] = self._custom_objects_state()
             out = {k: v for k, v in out.items() if k != "metrics"} | {"metrics": out["metrics"]}
         if any(f.permit_plugins for f in self.frameworks.values()):
             # only with a Permit plugin, so that other scenarios' state stays as it was
             out = {k: v for k, v in out.items() if k != "metrics"} | {"waitingPods": self._waiting_pods_state(),
                                                                        "metrics": out["metrics"]}
         return out
+
+    def _custom_objects_state(self) -> dict:
+        """``customObjects``: apiVersion/kind -> namespace/name -> manifest, sorted."""
+        return {t: {k: self.custom_objects[t][k].manifest for k in sorted(self.custom_objects[t])}
+                for t in sorted(self.custom_objects) if self.custom_objects[t]}
 
     def _waiting_pods_state(self) -> dict:
         """``waitingPods``: every pod waiting on Permit, its node and its pending plugins'

@@ -166,5 +166,9 @@ def build(msg: dict, live) -> tuple[str, dict]:
         return "update", body
     if form == "yaml":
         verb = _field(msg, "verb")
+        if verb not in ("create", "update", "delete"):
+            raise ControlError([f"verb: {verb!r} is not create, update or delete"], title="The cluster event is not valid")
+        if not _field(msg, "manifest"):
+            raise ControlError(["manifest: is required (an object in YAML)"], title="The cluster event is not valid")
         return verb, _yaml(_field(msg, "manifest"), "manifest")
     raise ControlError([f"form: {form!r} is not one of node-add, pod-add, delete, node-update, yaml"])

@@ -67,6 +67,8 @@ def _small_state(engine) -> dict:
         # pods waiting on Permit, only for scenarios with a Permit plugin (as engine.state())
         "waitingPods": (engine._waiting_pods_state()
                         if any(f.permit_plugins for f in engine.frameworks.values()) else None),
+        # custom resources, only for scenarios that have any (as engine.state())
+        "customObjects": engine._custom_objects_state() if engine.has_custom_objects else None,
     }
 
 
@@ -244,9 +246,10 @@ def moment(stepper, state: dict, index) -> dict:
     for e in reversed(tail):
         t, key = e["type"], e.get("pod")
         if t == "QueueTransition":
-            # a pod update runs PreEnqueue with the pod still in its queue; a creation, a
-            # flush or a move request takes it out first
-            checking = e.get("event") != "PodUpdate" and _enqueue_revealed(events, e["seq"], position)
+            # a pod update and Activate (ForceActivate) run PreEnqueue with the pod still in its
+            # queue; a creation, a flush or a move request takes it out first
+            checking = e.get("event") not in ("PodUpdate", "ForceActivate") and \
+                _enqueue_revealed(events, e["seq"], position)
             _undo_queue_transition(queues, e, restore_source=not checking)
             if checking:
                 moving[key] = e.get("from")
@@ -327,6 +330,7 @@ def moment(stepper, state: dict, index) -> dict:
         "metrics": metrics,
         "nominatedPods": nominated,
         "waitingPods": waiting_pods,
+        "customObjects": base.get("customObjects"),
         "queues": queues,
         "pods": pods,
         "in_flight": flight,

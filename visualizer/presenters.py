@@ -359,7 +359,31 @@ def nodes(live, mom) -> dict:
             "nominated": nominated_pods,
         })
     return {"cards": cards, "total": len(infos), "hidden": max(0, len(infos) - NODE_CARD_LIMIT),
-            "not_started": live.position == 0 and not cards}
+            "not_started": live.position == 0 and not cards, "custom": custom_objects(mom)}
+
+
+CUSTOM_FIELDS = 4   # spec fields shown per custom resource
+
+
+def custom_objects(mom) -> list | None:
+    """The custom resources at this moment (kind, namespace/name, a few scalar spec and status
+    fields), or None for a scenario without any."""
+    objs = mom.get("customObjects")
+    if objs is None:
+        return None
+    out = []
+    for type_key, by_key in objs.items():
+        api, _, kind = type_key.rpartition("/")
+        for key, m in by_key.items():
+            fields = []
+            for part in ("spec", "status"):
+                body = m.get(part)
+                if isinstance(body, dict):
+                    for k, v in body.items():
+                        if isinstance(v, (str, int, float, bool)) and len(fields) < CUSTOM_FIELDS:
+                            fields.append(f"{k}: {v}" if part == "spec" else f"status.{k}: {v}")
+            out.append({"kind": kind, "api_version": api, "key": key, "fields": fields})
+    return out
 
 
 def _requests(requests: dict) -> str:

@@ -39,7 +39,19 @@ def positions(path):
     return sorted({0, 0.25, 1, 2.5, 7.3, end / 2, end})
 
 
-CASES = [(p, t) for p in SCENARIOS if runnable(p) for t in positions(p)]
+def _cases():
+    # the lessons' example plugins (tests/conftest.py) are loaded while the cases are listed,
+    # and again, by the module's fixture, while they run
+    from tests.conftest import load_lesson_plugins, unload_lesson_plugins
+    loaded = load_lesson_plugins()
+    try:
+        return [(p, t) for p in SCENARIOS if runnable(p) for t in positions(p)]
+    finally:
+        unload_lesson_plugins(loaded)
+
+
+CASES = _cases()
+pytestmark = pytest.mark.usefixtures("lesson_plugins")
 
 
 @pytest.mark.parametrize(("path", "t"), CASES, ids=[f"{p.stem}@{t:g}" for p, t in CASES])
@@ -54,6 +66,14 @@ def test_round_trip_export_import_run_on_gives_the_same_outcome(path, t):
     assert imported.report.formats == {"export.yaml": "scenario"}
     again = Engine(Scenario.from_dict(imported.scenario))
     again.run()
+    waiting = sorted(at.state().get("waitingPods") or {})
+    if waiting:
+        # Pods waiting on Permit are pending in the API: they start again from the export,
+        # with fresh timers, so where they land may differ; the description says so. The
+        # outcome is still the same phases.
+        assert f"{len(waiting)} pod(s) waiting on Permit" in scenario_at(at)["metadata"]["description"]
+        assert {k: v[0] for k, v in outcome(again)[0].items()} == {k: v[0] for k, v in outcome(full, gone)[0].items()}
+        return
     assert outcome(again) == outcome(full, gone)
     # and it goes idle at the same virtual time, counted from the export, unless a cycle or a
     # binding was in flight (they start again) or a grace period ends between whole seconds

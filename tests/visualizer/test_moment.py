@@ -13,6 +13,9 @@ from engine import Scenario
 from engine.stepper import Stepper
 from visualizer import moment, presenters
 
+# the lessons that use an example plugin (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("lesson_plugins")
+
 _spec = importlib.util.spec_from_file_location("moment_reference", Path(__file__).with_name("moment_reference.py"))
 moment_reference = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(moment_reference)
@@ -71,6 +74,7 @@ def check_every_position(path):
         assert shown == expected, where
         # pods waiting on Permit (scenarios with a Permit plugin only)
         assert mom["waitingPods"] == ref.get("waitingPods"), where
+        assert mom["customObjects"] == ref.get("customObjects"), where
     assert st.position == len(st.events) and st.position > 0
     st.partial_positions = partial_positions
     return st

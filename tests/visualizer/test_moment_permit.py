@@ -46,12 +46,17 @@ SCENARIO = {
          "status": {"allocatable": {"cpu": "10", "memory": "4Gi", "pods": "110"}}},
         _pod("a", wait="1"), _pod("b", wait="1"), _pod("big", cpu="9")],
     "actions": [
+        {"at": "1s", "create": {"apiVersion": "example.io/v1", "kind": "Ticket", "metadata": {"name": "t"},
+                                "spec": {"seats": 1}}},
+        {"at": "1500ms", "update": {"apiVersion": "example.io/v1", "kind": "Ticket", "metadata": {"name": "t"},
+                                    "spec": {"seats": 2}}},
         {"at": "2s", "create": _pod("go", release="1")},            # a and b allowed, bound at 2.5 s
         {"at": "3s", "create": _pod("c", wait="1")},                # waits; times out at 8 s
         {"at": "9s", "create": _pod("d", wait="1")},
         {"at": "10s", "delete": {"kind": "Pod", "name": "d"}},      # removed while waiting
         {"at": "11s", "create": _pod("e", wait="1")},
         {"at": "12s", "create": _pod("stop", **{"reject-all": "1"})},
+        {"at": "13s", "delete": {"apiVersion": "example.io/v1", "kind": "Ticket", "name": "t"}},
     ],
 }
 
@@ -71,6 +76,9 @@ def test_every_position_with_waiting_pods_shows_one_moment(gate, tmp_path):
     assert {"PermitWait", "PermitAllow", "PermitTimeout", "PermitReject", "BindFailed"} <= types
     rejects = [e for e in st.events if e["type"] == "PermitReject"]
     assert [(e["pod"], e["plugin"]) for e in rejects] == [("default/d", None), ("default/e", "Gate")]
+    assert st.state()["customObjects"] == {}
+    assert [e["action"] for e in st.events if e["type"] == "Action" and e["kind"] == "Ticket"] == \
+        ["create", "update", "delete"]
 
 
 def test_the_fourth_group_and_the_node_card_show_a_waiting_pod(gate, tmp_path):
@@ -85,7 +93,10 @@ def test_the_fourth_group_and_the_node_card_show_a_waiting_pod(gate, tmp_path):
     group = presenters.queues(live, mom)["permit"]
     assert [(p["key"], p["node"], p["remaining"]) for p in group] == [("default/a", "n1", "4"), ("default/b", "n1", "4")]
     assert group[0]["plugins"] == [{"name": "Gate", "deadline": "5", "remaining": "4"}]
-    card = presenters.nodes(live, mom)["cards"][0]
+    nodes = presenters.nodes(live, mom)
+    assert nodes["custom"] == [{"kind": "Ticket", "api_version": "example.io/v1", "key": "default/t",
+                                "fields": ["seats: 1"]}]
+    card = nodes["cards"][0]
     waiting = {p["key"]: p for p in card["pods"] if p["phase"] == "Waiting"}
     assert set(waiting) == {"default/a", "default/b"}
     assert waiting["default/a"]["permit_remaining"] == "4" and waiting["default/a"]["permit_plugin"] == "Gate"
@@ -101,3 +112,4 @@ def test_no_fourth_group_without_permit_plugins():
     mom = moment.moment(st, st.state(), presenters.TraceIndex(st.events, []).extend())
     live = SimpleNamespace(stepper=st, position=st.position, last_change=(st.position, st.position))
     assert presenters.queues(live, mom)["permit"] is None
+    assert presenters.nodes(live, mom)["custom"] is None

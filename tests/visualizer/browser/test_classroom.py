@@ -29,6 +29,7 @@ STEP_THROUGH = """async (limit) => {
     }
     out.inFlight = keys('[data-in-flight-pod]').map(e => e.dataset.inFlightPod);
     out.waiting = keys('[data-waiting-pod]').map(e => e.dataset.waitingPod);
+    out.permit = keys('[data-permit-waiting-pod]').map(e => e.dataset.permitWaitingPod);
     out.onNodes = keys('[data-node] [data-pod]').map(e => e.dataset.pod);
     for (const m of keys('[data-metric]')) { out.metrics[m.dataset.metric] = +m.querySelector('strong').textContent; }
     return out;
@@ -57,13 +58,15 @@ def _pending_by_position(path):
     st, reference = moment_reference.walk(path)
     while st.step_event():
         pass
-    return {p: {k for k, v in reference(p)["pods"].items() if v["phase"] == "Pending"}
+    return {p: ({k for k, v in reference(p)["pods"].items() if v["phase"] == "Pending"},
+                set(reference(p).get("waitingPods") or {}))
             for p in range(1, len(st.events) + 1)}
 
 
 @pytest.fixture
 def lesson_server(make_server):
-    return make_server(SCENARIO_FIXTURES_DIR=str(ROOT / "fixtures")).start()
+    return make_server(SCENARIO_FIXTURES_DIR=str(ROOT / "fixtures"),
+                       SCHEDULER_PLUGINS=str(ROOT / "docs/examples/coscheduling.py")).start()
 
 
 def _start(page, server, filename, query=""):
@@ -81,6 +84,8 @@ def test_every_lesson_stepped_by_event_shows_each_pending_pod_in_exactly_one_pla
     queue, and each queue's header count equals the metrics panel."""
     page.add_init_script("localStorage.setItem('visualizer.motion', '0')")   # frames swap at once
     checked = total = 0
+    from tests.conftest import load_lesson_plugins, unload_lesson_plugins
+    loaded = load_lesson_plugins()      # the reference runs in this process
     for path in LESSONS:
         expected = _pending_by_position(path)
         total += len(expected)
@@ -89,7 +94,9 @@ def test_every_lesson_stepped_by_event_shows_each_pending_pod_in_exactly_one_pla
             where = f"{path.name} after event {p}"
             assert seen["position"] == p, where
             places = [k for q in seen["queues"].values() for k in q] + seen["inFlight"] + seen["waiting"]
-            assert sorted(places) == sorted(expected[p]), where
+            pending, waiting_on_permit = expected[p]
+            assert sorted(places) == sorted(pending), where
+            assert set(seen["permit"]) == waiting_on_permit, where
             assert len(seen["inFlight"]) <= 1, where
             assert not set(seen["onNodes"]) & set(places), where
             m = seen["metrics"]
@@ -98,6 +105,7 @@ def test_every_lesson_stepped_by_event_shows_each_pending_pod_in_exactly_one_pla
                 (m["active"], m["backoff"], m["unschedulable"] + m["gated"]), where
             checked += 1
         assert p == len(expected), f"{path.name} stopped at event {p} of {len(expected)}"
+    unload_lesson_plugins(loaded)
     assert checked == total > 2000
 
 
