@@ -26,12 +26,12 @@ RANDOM_VOLUME_ID_PREFIX = "x" * 32
 
 
 def get_csi_attach_limit_key(driver: str) -> str:
-    """volumeutil.GetCSIAttachLimitKey: long keys are cut and end with a SHA-1 of the name."""
-    key = CSI_ATTACH_LIMIT_PREFIX + driver
-    if len(key) > RESOURCE_NAME_LENGTH_LIMIT:
-        h = hashlib.sha1(driver.encode()).hexdigest()
-        key = key[:RESOURCE_NAME_LENGTH_LIMIT - len(h)] + h
-    return key
+    """volumeutil.GetCSIAttachLimitKey: from 63 characters on, the prefix, the driver name's
+    first 23 characters and the first 16 hex digits of its SHA-1."""
+    if len(CSI_ATTACH_LIMIT_PREFIX) + len(driver) >= RESOURCE_NAME_LENGTH_LIMIT:
+        h = hashlib.sha1(driver.encode()).hexdigest()[:16]
+        return CSI_ATTACH_LIMIT_PREFIX + driver[:23] + h
+    return CSI_ATTACH_LIMIT_PREFIX + driver
 
 
 def is_csi_migration_on(csi_node, plugin_name) -> bool:
