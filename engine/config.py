@@ -3,9 +3,12 @@
 Upstream: ``pkg/scheduler/apis/config/v1/{defaults,default_plugins}.go`` (defaults and
 ``mergePlugins``) and ``framework/runtime/framework.go`` (``expandMultiPointPlugins``), v1.28.
 
-The default profile is v1.28's, without the volume plugins (VolumeRestrictions, EBSLimits,
-GCEPDLimits, NodeVolumeLimits, AzureDiskLimits, VolumeBinding, VolumeZone): the engine models
-no volumes, so they would only ever Skip.
+The default profile is v1.28's.  Its volume plugins (VolumeRestrictions, NodeVolumeLimits,
+VolumeBinding, VolumeZone) are in it only when the scenario uses volumes
+(``scenario.uses_volumes``): for a pod without volumes they only Skip at PreFilter and pass
+every Filter, so leaving them out keeps the trace and state of every scenario without volumes
+exactly as they were.  EBSLimits, GCEPDLimits and AzureDiskLimits (the non-CSI attach limits)
+are not modelled.
 """
 from __future__ import annotations
 
@@ -23,8 +26,14 @@ DEFAULT_MULTI_POINT = [
     ("InterPodAffinity", 2), ("DefaultPreemption", 0), ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1), ("DefaultBinder", 0), ("SchedulingGates", 0),
 ]
+# v1.28's volume plugins in multiPoint order, after NodeResourcesFit (EBSLimits, GCEPDLimits and
+# AzureDiskLimits, between VolumeRestrictions and VolumeBinding upstream, are not modelled).
+DEFAULT_VOLUME_PLUGINS = [("VolumeRestrictions", 0), ("NodeVolumeLimits", 0), ("VolumeBinding", 0),
+                          ("VolumeZone", 0)]
+DEFAULT_MULTI_POINT_WITH_VOLUMES = (DEFAULT_MULTI_POINT[:7] + DEFAULT_VOLUME_PLUGINS + DEFAULT_MULTI_POINT[7:])
 VOLUME_PLUGINS = {"VolumeRestrictions", "EBSLimits", "GCEPDLimits", "NodeVolumeLimits",
                   "AzureDiskLimits", "VolumeBinding", "VolumeZone"}
+NOT_MODELLED_VOLUME_PLUGINS = {"EBSLimits", "GCEPDLimits", "AzureDiskLimits"}
 EXTENSION_POINT_FIELDS = ["preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",
                           "score", "reserve", "permit", "preBind", "bind", "postBind"]
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
@@ -99,7 +108,8 @@ def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
     return PluginSet(enabled, list(custom.disabled))
 
 
-def parse_scheduler_config(raw, probs: Problems, place="scheduler") -> SchedulerConfig:
+def parse_scheduler_config(raw, probs: Problems, place="scheduler", volumes: bool = False) -> SchedulerConfig:
+    """``volumes``: the scenario uses volumes, so the default profile has the volume plugins."""
     cfg = SchedulerConfig()
     if raw is None:
         raw = {}
@@ -141,7 +151,8 @@ def parse_scheduler_config(raw, probs: Problems, place="scheduler") -> Scheduler
         for point in ["multiPoint"] + EXTENSION_POINT_FIELDS:
             custom = _plugin_set(praw.get(point), f"{pp}.plugins.{point}", probs)
             if point == "multiPoint":
-                plugins[point] = merge_plugin_set(PluginSet(list(DEFAULT_MULTI_POINT), []), custom)
+                default = DEFAULT_MULTI_POINT_WITH_VOLUMES if volumes else DEFAULT_MULTI_POINT
+                plugins[point] = merge_plugin_set(PluginSet(list(default), []), custom)
             else:
                 plugins[point] = custom
         for k in praw:

@@ -3,8 +3,9 @@ as kube-scheduler-simulator's result annotations.
 
 ``scenario_at(engine)`` writes the objects as they are now, ready to run on from there:
 
-- Nodes, PriorityClasses, PodDisruptionBudgets and custom resources as they are now (a pod
-  waiting on Permit is pending in the API: it is scheduled again); bound pods on their node
+- Nodes, PriorityClasses, PodDisruptionBudgets, the volume objects (StorageClasses,
+  PersistentVolumes, PersistentVolumeClaims with their uid, CSINodes) and custom resources as
+  they are now (a pod waiting on Permit is pending in the API: it is scheduled again); bound pods on their node
   with their start time (in node order, each node's pods in the order the scheduler's cache
   keeps them, which breaks ties between equal preemption victims); terminating pods bound and
   deleted at t=0 with what is left of their grace period (rounded up to a whole second);
@@ -46,6 +47,7 @@ from datetime import timedelta
 
 from .importers.kube import rfc3339
 from .quantity import US
+from .scenario import CLUSTER_SCOPED
 
 ANNOTATION_PREFIX = "kube-scheduler-simulator.sigs.k8s.io/"
 PREFILTER_STATUS = ANNOTATION_PREFIX + "prefilter-result-status"
@@ -137,6 +139,19 @@ def scenario_at(engine) -> dict:
         objects.append(copy.deepcopy(pc.manifest))
     for pdb in engine.pdbs.values():
         objects.append(copy.deepcopy(pdb.manifest))
+    # volumes: StorageClasses, PVs, claims (with the uid the PVs' claimRefs name) and CSINodes,
+    # as the API holds them now (a binding only assumed by a cycle in flight is not there)
+    for sc_ in engine.storage_classes.values():
+        objects.append(copy.deepcopy(sc_.manifest))
+    for pv in engine.pvs.values():
+        objects.append(copy.deepcopy(pv.manifest))
+    for pvc in engine.pvcs.values():
+        m = copy.deepcopy(pvc.manifest)
+        if pvc.uid:
+            m["metadata"] = dict(m.get("metadata") or {}, uid=pvc.uid)
+        objects.append(m)
+    for cn in engine.csi_nodes.values():
+        objects.append(copy.deepcopy(cn.manifest))
     for type_key in sorted(engine.custom_objects):        # custom resources, as they are now
         for _k, o in sorted(engine.custom_objects[type_key].items()):
             objects.append(copy.deepcopy(o.manifest))
@@ -201,7 +216,7 @@ def scenario_at(engine) -> dict:
             body = {"kind": a.kind, "name": a.name}
             if a.api_version:
                 body = {"apiVersion": a.api_version, **body}
-            if a.kind not in ("Node", "PriorityClass") or a.api_version:
+            if a.kind not in CLUSTER_SCOPED or a.api_version:
                 body["namespace"] = a.namespace
         else:
             body = copy.deepcopy(a.manifest)

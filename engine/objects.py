@@ -413,6 +413,7 @@ class Pod:
     host_ports: tuple = ()
     images: tuple = ()
     scheduling_gates: tuple = ()
+    volumes: tuple = ()                 # spec.volumes (objects.Volume)
     termination_grace_period: int = DEFAULT_TERMINATION_GRACE_PERIOD
     nominated_node_name: str = ""
     start_time: int | None = None       # virtual microseconds (may be negative)
@@ -670,6 +671,7 @@ def pod_from_manifest(m: Any, place: str, probs: Problems, start_instant: dateti
             probs.add(f"{sp}.schedulingGates[{i}]", f"{_q(g)} is not a gate (a mapping with a name)")
             continue
         gates.append(g["name"])
+    volumes = parse_pod_volumes(spec, sp, probs)
     tgp = get_int(spec, "terminationGracePeriodSeconds", sp, probs, default=DEFAULT_TERMINATION_GRACE_PERIOD, minimum=0)
     nnn = get_str(status, "nominatedNodeName", stp, probs)
     st = parse_time(status.get("startTime"), f"{stp}.startTime", probs)
@@ -689,7 +691,7 @@ def pod_from_manifest(m: Any, place: str, probs: Problems, start_instant: dateti
         preferred_anti_affinity_terms=pref_anti, tolerations=tuple(tolerations),
         topology_spread_constraints=tuple(tscs), requests=total, non0_cpu=non0_cpu,
         non0_mem=non0_mem, host_ports=tuple(host_ports), images=tuple(images),
-        scheduling_gates=tuple(gates), termination_grace_period=tgp,
+        scheduling_gates=tuple(gates), volumes=volumes, termination_grace_period=tgp,
         nominated_node_name=nnn or "", start_time=start_time, manifest=m)
 
 
@@ -904,6 +906,419 @@ def pdb_from_manifest(m, place, probs) -> PodDisruptionBudget | None:
         return None
     return PodDisruptionBudget(name, ns, sel, mina, maxu, fixed, disrupted,
                                fixed if fixed is not None else 0, m)
+
+
+# ---------------------------------------------------------------------------------------------
+# Volumes: pod volumes, PersistentVolume, PersistentVolumeClaim (core/v1), StorageClass and
+# CSINode (storage.k8s.io/v1), the fields the v1.28 volume plugins read.
+
+ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"          # volume.AnnBindCompleted
+ANN_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"  # volume.AnnBoundByController
+ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node"          # volume.AnnSelectedNode
+ANN_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class"     # v1.BetaStorageClassAnnotation
+ANN_MIGRATED_PLUGINS = "storage.alpha.kubernetes.io/migrated-plugins"  # v1.MigratedPluginsAnnotationKey
+ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod")
+VOLUME_MODES = ("Filesystem", "Block")
+BINDING_IMMEDIATE = "Immediate"
+BINDING_WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
+PV_PHASES = ("Pending", "Available", "Bound", "Released", "Failed")
+PVC_PHASES = ("Pending", "Bound", "Lost")
+# The in-tree volume sources VolumeRestrictions compares (needsRestrictionsCheck), with the
+# fields it reads, and the in-tree plugin and CSI driver each migrates to (csi-translation-lib).
+IN_TREE_SOURCES = {
+    "gcePersistentDisk": ("kubernetes.io/gce-pd", "pd.csi.storage.gke.io", "pdName"),
+    "awsElasticBlockStore": ("kubernetes.io/aws-ebs", "ebs.csi.aws.com", "volumeID"),
+    "azureDisk": ("kubernetes.io/azure-disk", "disk.csi.azure.com", "diskURI"),
+}
+RESTRICTED_SOURCES = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
+# Every other kind of pod volume is accepted and kept (no volume plugin reads it).
+OTHER_VOLUME_SOURCES = ("emptyDir", "hostPath", "configMap", "secret", "projected", "downwardAPI", "nfs",
+                        "csi", "azureFile", "cephfs", "cinder", "fc", "flexVolume", "flocker", "gitRepo",
+                        "glusterfs", "photonPersistentDisk", "portworxVolume", "quobyte", "scaleIO",
+                        "storageos", "vsphereVolume", "image")
+
+
+@dataclass(frozen=True)
+class Volume:
+    """v1.Volume, the parts the volume plugins read.  ``kind`` is the source's field name
+    (``persistentVolumeClaim``, ``ephemeral``, ``gcePersistentDisk``, ...); ``claim_name`` is
+    the claim of a persistentVolumeClaim source; ``source`` the source mapping as written."""
+    name: str
+    kind: str
+    claim_name: str = ""
+    read_only: bool = False
+    source: Any = None
+
+    def get(self, key, default=""):
+        s = self.source if isinstance(self.source, dict) else {}
+        v = s.get(key, default)
+        return default if v is None else v
+
+
+def parse_pod_volumes(spec: dict, sp: str, probs: Problems) -> tuple:
+    out, names = [], set()
+    for i, v in enumerate(get_list(spec, "volumes", sp, probs)):
+        p = f"{sp}.volumes[{i}]"
+        if not isinstance(v, dict):
+            probs.add(p, f"{_q(v)} is not a volume")
+            continue
+        name = get_str(v, "name", p, probs)
+        if not name:
+            probs.add(f"{p}.name", "is required")
+            continue
+        if name in names:
+            probs.add(f"{p}.name", f"{_q(name)} is used by another volume of the pod")
+            continue
+        names.add(name)
+        kinds = [k for k in v if k != "name"]
+        known = ("persistentVolumeClaim", "ephemeral", "iscsi", "azureDisk") + RESTRICTED_SOURCES + OTHER_VOLUME_SOURCES
+        unknown = [k for k in kinds if k not in known]
+        if unknown:
+            probs.add(f"{p}.{unknown[0]}", "is not a volume source the engine knows")
+            continue
+        if len(kinds) != 1:
+            probs.add(p, "must have exactly one volume source (persistentVolumeClaim, ephemeral, emptyDir, ...)")
+            continue
+        kind = kinds[0]
+        src = v[kind]
+        if src is None:
+            src = {}
+        if not isinstance(src, dict):
+            probs.add(f"{p}.{kind}", f"{_q(src)} is not a mapping")
+            continue
+        sp_ = f"{p}.{kind}"
+        ro = get_bool(src, "readOnly", sp_, probs)
+        claim = ""
+        if kind == "persistentVolumeClaim":
+            claim = get_str(src, "claimName", sp_, probs)
+            if not claim:
+                probs.add(f"{sp_}.claimName", "is required")
+                continue
+        elif kind == "ephemeral":
+            tmpl = get_map(src, "volumeClaimTemplate", sp_, probs)
+            if not tmpl:
+                probs.add(f"{sp_}.volumeClaimTemplate", "is required")
+                continue
+        elif kind == "gcePersistentDisk" and not get_str(src, "pdName", sp_, probs):
+            probs.add(f"{sp_}.pdName", "is required")
+            continue
+        elif kind == "awsElasticBlockStore" and not get_str(src, "volumeID", sp_, probs):
+            probs.add(f"{sp_}.volumeID", "is required")
+            continue
+        elif kind == "iscsi" and not get_str(src, "iqn", sp_, probs):
+            probs.add(f"{sp_}.iqn", "is required")
+            continue
+        elif kind == "rbd":
+            if not get_str(src, "image", sp_, probs):
+                probs.add(f"{sp_}.image", "is required")
+                continue
+            mons = get_list(src, "monitors", sp_, probs)
+            if not mons or not all(isinstance(m, str) for m in mons):
+                probs.add(f"{sp_}.monitors", "must be a non-empty list of strings")
+                continue
+        out.append(Volume(name, kind, claim or "", ro, src))
+    return tuple(out)
+
+
+def _access_modes(d, place, probs) -> tuple:
+    out = []
+    for i, m in enumerate(get_list(d, "accessModes", place, probs)):
+        if m not in ACCESS_MODES:
+            probs.add(f"{place}.accessModes[{i}]", f"{_q(m)} is not one of {', '.join(ACCESS_MODES)}")
+            continue
+        out.append(m)
+    return tuple(out)
+
+
+def _storage(rl: dict, place, probs, required=False):
+    """The ``storage`` quantity of a ResourceList, in bytes (None if absent)."""
+    q = resource_list(rl, place, probs)
+    if "storage" not in q:
+        if required and "storage" not in (rl or {}):
+            probs.add(f"{place}.storage", "is required")
+        return None
+    return value(q["storage"])
+
+
+def _meta(m, kind, place, probs, namespaced):
+    md = get_map(m, "metadata", place, probs)
+    mp = f"{place}.metadata"
+    name = get_str(md, "name", mp, probs)
+    if not name:
+        probs.add(f"{mp}.name", "is required")
+    elif not _NAME_RE.match(name) or len(name) > 253:
+        probs.add(f"{mp}.name", f"{_q(name)} is not a valid name (lower-case letters, digits, '-' and '.')")
+    ns = (get_str(md, "namespace", mp, probs) or "default") if namespaced else ""
+    labels = string_map(md, "labels", mp, probs)
+    ann = string_map(md, "annotations", mp, probs)
+    deleting = md.get("deletionTimestamp") is not None
+    return name, ns, labels, ann, deleting, md
+
+
+@dataclass
+class PersistentVolume:
+    name: str
+    capacity: int | None = None                # spec.capacity.storage in bytes
+    access_modes: tuple = ()
+    storage_class_name: str = ""
+    volume_mode: str = "Filesystem"
+    claim_ref: tuple | None = None             # (namespace, name, uid)
+    node_affinity: NodeSelector | None = None  # spec.nodeAffinity.required
+    csi: tuple | None = None                   # (driver, volumeHandle)
+    in_tree: tuple | None = None               # (source field, {source}) of a migratable source
+    phase: str = "Available"
+    labels: dict = field(default_factory=dict)
+    annotations: dict = field(default_factory=dict)
+    deleting: bool = False
+    manifest: dict = field(default_factory=dict)
+    resource_version: int = 0
+
+    namespace = ""
+
+    def copy(self, **changes) -> "PersistentVolume":
+        n = copy.copy(self)
+        for k, v in changes.items():
+            setattr(n, k, v)
+        return n
+
+
+def pv_from_manifest(m, place, probs) -> PersistentVolume | None:
+    if not isinstance(m, dict):
+        probs.add(place, f"{_q(m)} is not a PersistentVolume manifest")
+        return None
+    n_before = len(probs.items)
+    name, _, labels, ann, deleting, _md = _meta(m, "PersistentVolume", place, probs, False)
+    spec = get_map(m, "spec", place, probs)
+    status = get_map(m, "status", place, probs)
+    sp, stp = f"{place}.spec", f"{place}.status"
+    cap = _storage(spec.get("capacity"), f"{sp}.capacity", probs, required=True)
+    modes = _access_modes(spec, sp, probs)
+    scn = get_str(spec, "storageClassName", sp, probs) or ann.get(ANN_STORAGE_CLASS, "")
+    vm = get_str(spec, "volumeMode", sp, probs) or "Filesystem"
+    if vm not in VOLUME_MODES:
+        probs.add(f"{sp}.volumeMode", f"{_q(vm)} is not Filesystem or Block")
+    claim_ref = None
+    cr = spec.get("claimRef")
+    if cr is not None:
+        if not isinstance(cr, dict):
+            probs.add(f"{sp}.claimRef", f"{_q(cr)} is not an object reference")
+        else:
+            crn = get_str(cr, "name", f"{sp}.claimRef", probs)
+            if not crn:
+                probs.add(f"{sp}.claimRef.name", "is required")
+            claim_ref = (get_str(cr, "namespace", f"{sp}.claimRef", probs) or "default", crn or "",
+                         get_str(cr, "uid", f"{sp}.claimRef", probs) or "")
+    na = None
+    na_raw = get_map(spec, "nodeAffinity", sp, probs)
+    if na_raw.get("required") is not None:
+        rp = f"{sp}.nodeAffinity.required"
+        req = na_raw["required"]
+        if not isinstance(req, dict):
+            probs.add(rp, f"{_q(req)} is not a node selector")
+        else:
+            terms = get_list(req, "nodeSelectorTerms", rp, probs)
+            na = NodeSelector(tuple(parse_node_selector_term(t, f"{rp}.nodeSelectorTerms[{i}]", probs)
+                                    for i, t in enumerate(terms)))
+    csi = None
+    if spec.get("csi") is not None:
+        c = get_map(spec, "csi", sp, probs)
+        drv = get_str(c, "driver", f"{sp}.csi", probs)
+        vh = get_str(c, "volumeHandle", f"{sp}.csi", probs)
+        if not drv:
+            probs.add(f"{sp}.csi.driver", "is required")
+        if not vh:
+            probs.add(f"{sp}.csi.volumeHandle", "is required")
+        csi = (drv or "", vh or "")
+    in_tree = None
+    for src in IN_TREE_SOURCES:
+        if spec.get(src) is not None:
+            s = get_map(spec, src, sp, probs)
+            in_tree = (src, s)
+    default_phase = "Bound" if claim_ref is not None else "Available"
+    phase = get_str(status, "phase", stp, probs) or default_phase
+    if phase not in PV_PHASES:
+        probs.add(f"{stp}.phase", f"{_q(phase)} is not one of {', '.join(PV_PHASES)}")
+    if len(probs.items) != n_before:
+        return None
+    return PersistentVolume(name, cap, modes, scn, vm, claim_ref, na, csi, in_tree, phase, labels, ann,
+                            deleting, m)
+
+
+@dataclass
+class PersistentVolumeClaim:
+    name: str
+    namespace: str = "default"
+    uid: str = ""
+    storage_class_name: str | None = None     # spec.storageClassName (None: not set)
+    access_modes: tuple = ()
+    request: int = 0                          # spec.resources.requests.storage in bytes
+    volume_name: str = ""
+    volume_mode: str = "Filesystem"
+    selector: LabelSelector | None = None
+    phase: str = "Pending"
+    annotations: dict = field(default_factory=dict)
+    labels: dict = field(default_factory=dict)
+    owners: tuple = ()                        # ((kind, name, uid, controller), ...)
+    deleting: bool = False
+    manifest: dict = field(default_factory=dict)
+    resource_version: int = 0
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def class_name(self) -> str:
+        """storagehelpers.GetPersistentVolumeClaimClass: the beta annotation first."""
+        if ANN_STORAGE_CLASS in self.annotations:
+            return self.annotations[ANN_STORAGE_CLASS]
+        return self.storage_class_name or ""
+
+    def copy(self, **changes) -> "PersistentVolumeClaim":
+        n = copy.copy(self)
+        for k, v in changes.items():
+            setattr(n, k, v)
+        return n
+
+
+def pvc_from_manifest(m, place, probs) -> PersistentVolumeClaim | None:
+    if not isinstance(m, dict):
+        probs.add(place, f"{_q(m)} is not a PersistentVolumeClaim manifest")
+        return None
+    n_before = len(probs.items)
+    name, ns, labels, ann, deleting, md = _meta(m, "PersistentVolumeClaim", place, probs, True)
+    spec = get_map(m, "spec", place, probs)
+    status = get_map(m, "status", place, probs)
+    sp, stp = f"{place}.spec", f"{place}.status"
+    scn = get_str(spec, "storageClassName", sp, probs, default=None)
+    modes = _access_modes(spec, sp, probs)
+    res = get_map(spec, "resources", sp, probs)
+    req = _storage(res.get("requests"), f"{sp}.resources.requests", probs) or 0
+    vn = get_str(spec, "volumeName", sp, probs) or ""
+    vm = get_str(spec, "volumeMode", sp, probs) or "Filesystem"
+    if vm not in VOLUME_MODES:
+        probs.add(f"{sp}.volumeMode", f"{_q(vm)} is not Filesystem or Block")
+    sel = parse_label_selector(spec.get("selector"), f"{sp}.selector", probs)
+    phase = get_str(status, "phase", stp, probs) or "Pending"
+    if phase not in PVC_PHASES:
+        probs.add(f"{stp}.phase", f"{_q(phase)} is not one of {', '.join(PVC_PHASES)}")
+    owners = []
+    for i, o in enumerate(get_list(md, "ownerReferences", f"{place}.metadata", probs)):
+        if isinstance(o, dict):
+            owners.append((str(o.get("kind", "")), str(o.get("name", "")), str(o.get("uid", "")),
+                           o.get("controller") is True))
+    if len(probs.items) != n_before:
+        return None
+    return PersistentVolumeClaim(name, ns, str(md.get("uid") or ""), scn, modes, req, vn, vm, sel, phase, ann,
+                                 labels, tuple(owners), deleting, m)
+
+
+@dataclass
+class StorageClass:
+    name: str
+    provisioner: str = ""
+    volume_binding_mode: str = BINDING_IMMEDIATE
+    allowed_topologies: tuple = ()    # ((key, (values...)), ...) per term
+    manifest: dict = field(default_factory=dict)
+
+    namespace = ""
+
+
+def storage_class_from_manifest(m, place, probs) -> StorageClass | None:
+    if not isinstance(m, dict):
+        probs.add(place, f"{_q(m)} is not a StorageClass manifest")
+        return None
+    n_before = len(probs.items)
+    name, _, _l, _a, _d, _md = _meta(m, "StorageClass", place, probs, False)
+    prov = get_str(m, "provisioner", place, probs)
+    if not prov:
+        probs.add(f"{place}.provisioner", "is required")
+    mode = get_str(m, "volumeBindingMode", place, probs) or BINDING_IMMEDIATE
+    if mode not in (BINDING_IMMEDIATE, BINDING_WAIT_FOR_FIRST_CONSUMER):
+        probs.add(f"{place}.volumeBindingMode", f"{_q(mode)} is not Immediate or WaitForFirstConsumer")
+    terms = []
+    for i, t in enumerate(get_list(m, "allowedTopologies", place, probs)):
+        tp = f"{place}.allowedTopologies[{i}]"
+        if not isinstance(t, dict):
+            probs.add(tp, f"{_q(t)} is not a topology selector term")
+            continue
+        exprs = []
+        for j, e in enumerate(get_list(t, "matchLabelExpressions", tp, probs)):
+            ep = f"{tp}.matchLabelExpressions[{j}]"
+            if not isinstance(e, dict):
+                probs.add(ep, f"{_q(e)} is not a mapping (key, values)")
+                continue
+            key = get_str(e, "key", ep, probs)
+            vals = get_list(e, "values", ep, probs)
+            if not key:
+                probs.add(f"{ep}.key", "is required")
+                continue
+            if not vals or not all(isinstance(x, str) for x in vals):
+                probs.add(f"{ep}.values", "must be a non-empty list of strings")
+                continue
+            exprs.append((key, tuple(vals)))
+        terms.append(tuple(exprs))
+    if len(probs.items) != n_before:
+        return None
+    return StorageClass(name, prov, mode, tuple(terms), m)
+
+
+def match_topology_selector_terms(terms, labels: dict) -> bool:
+    """v1helper.MatchTopologySelectorTerms: no terms match everything; else any term whose
+    every expression's key is a label with one of its values."""
+    if not terms:
+        return True
+    for term in terms:
+        if len(term) == 0:
+            continue
+        if all(k in labels and labels[k] in vals for k, vals in term):
+            return True
+    return False
+
+
+@dataclass
+class CSINode:
+    name: str
+    drivers: tuple = ()      # ((name, allocatable count or None, (topologyKeys...)), ...)
+    annotations: dict = field(default_factory=dict)
+    manifest: dict = field(default_factory=dict)
+
+    namespace = ""
+
+    def migrated_plugins(self) -> set:
+        v = self.annotations.get(ANN_MIGRATED_PLUGINS, "")
+        return {p.strip() for p in v.split(",") if p.strip()}
+
+
+def csi_node_from_manifest(m, place, probs) -> CSINode | None:
+    if not isinstance(m, dict):
+        probs.add(place, f"{_q(m)} is not a CSINode manifest")
+        return None
+    n_before = len(probs.items)
+    name, _, _l, ann, _d, _md = _meta(m, "CSINode", place, probs, False)
+    spec = get_map(m, "spec", place, probs)
+    sp = f"{place}.spec"
+    drivers, seen = [], set()
+    for i, d in enumerate(get_list(spec, "drivers", sp, probs)):
+        dp = f"{sp}.drivers[{i}]"
+        if not isinstance(d, dict):
+            probs.add(dp, f"{_q(d)} is not a driver")
+            continue
+        dn = get_str(d, "name", dp, probs)
+        if not dn:
+            probs.add(f"{dp}.name", "is required")
+            continue
+        if dn in seen:
+            probs.add(f"{dp}.name", f"{_q(dn)} is listed twice")
+            continue
+        seen.add(dn)
+        alloc = get_map(d, "allocatable", dp, probs)
+        count = get_int(alloc, "count", f"{dp}.allocatable", probs, default=None, minimum=0)
+        keys = tuple(str(k) for k in get_list(d, "topologyKeys", dp, probs))
+        drivers.append((dn, count, keys))
+    if len(probs.items) != n_before:
+        return None
+    return CSINode(name, tuple(drivers), ann, m)
 
 
 # ---------------------------------------------------------------------- custom resources

@@ -19,12 +19,21 @@ from .errors import ScenarioError
 from .objects import (CustomObject, Problems, _q, custom_object_from_manifest, get_bool, get_list, get_map,
                       get_str, is_custom_api_version, node_from_manifest,
                       parse_time, pdb_from_manifest, pod_from_manifest,
-                      priority_class_from_manifest, SYSTEM_PRIORITY_CLASSES)
+                      priority_class_from_manifest, SYSTEM_PRIORITY_CLASSES, pv_from_manifest,
+                      pvc_from_manifest, storage_class_from_manifest, csi_node_from_manifest,
+                      RESTRICTED_SOURCES)
 from .quantity import US, parse_duration
 
 _NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 KINDS = {"Node": "v1", "Pod": "v1", "PriorityClass": "scheduling.k8s.io/v1",
-         "PodDisruptionBudget": "policy/v1"}
+         "PodDisruptionBudget": "policy/v1", "PersistentVolume": "v1", "PersistentVolumeClaim": "v1",
+         "StorageClass": "storage.k8s.io/v1", "CSINode": "storage.k8s.io/v1"}
+VOLUME_KINDS = ("PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode")
+CLUSTER_SCOPED = ("Node", "PriorityClass", "PersistentVolume", "StorageClass", "CSINode")
+# The pod volume sources a volume plugin reads (VolumeBinding, VolumeZone, NodeVolumeLimits:
+# claims; VolumeRestrictions: the in-tree disks it compares; NodeVolumeLimits: migratable
+# inline disks).
+VOLUME_PLUGIN_SOURCES = ("persistentVolumeClaim", "ephemeral", "azureDisk") + RESTRICTED_SOURCES
 KNOWN_FEATURE_GATES = {"SchedulerQueueingHints": False}
 DEFAULT_START = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -157,7 +166,28 @@ def parse_object(m, place, probs, start_instant, allowed_kinds=KINDS):
         return kind, node_from_manifest(m, place, probs)
     if kind == "PriorityClass":
         return kind, priority_class_from_manifest(m, place, probs)
+    if kind == "PersistentVolume":
+        return kind, pv_from_manifest(m, place, probs)
+    if kind == "PersistentVolumeClaim":
+        return kind, pvc_from_manifest(m, place, probs)
+    if kind == "StorageClass":
+        return kind, storage_class_from_manifest(m, place, probs)
+    if kind == "CSINode":
+        return kind, csi_node_from_manifest(m, place, probs)
     return kind, pdb_from_manifest(m, place, probs)
+
+
+def uses_volumes(sc) -> bool:
+    """Whether a scenario uses volumes: any PersistentVolume, PersistentVolumeClaim,
+    StorageClass or CSINode in its objects or actions, or a pod (object or action) with a
+    volume of a kind a volume plugin reads.  Only then does the default profile get the
+    volume plugins (docs/scenario-format.md, "Volumes")."""
+    for kind, o in list(sc.objects) + [(a.kind, a.obj) for a in sc.actions]:
+        if kind in VOLUME_KINDS:
+            return True
+        if kind == "Pod" and o is not None and any(v.kind in VOLUME_PLUGIN_SOURCES for v in o.volumes):
+            return True
+    return False
 
 
 def _parse(data, probs: Problems) -> Scenario:
@@ -256,6 +286,9 @@ def _parse(data, probs: Problems) -> Scenario:
     if "queue" in data:
         sc.queue_state, sc.flush_at = parse_queue_state(data.get("queue"), sc, probs)
     _check_references(sc, probs)
+    if uses_volumes(sc):
+        # the default profile gets the volume plugins (its problems are already reported)
+        sc.scheduler = parse_scheduler_config(sched_raw, Problems(), volumes=True)
     return sc
 
 
@@ -283,7 +316,7 @@ def parse_action(verb, body, place, probs, start_instant, at=0, index=0):
     if not isinstance(name, str) or not name:
         probs.add(f"{place}.name", "is required")
         return None
-    if kind in ("Node", "PriorityClass") and not custom_api:
+    if kind in CLUSTER_SCOPED and not custom_api:
         ns = ""
     return Action(at, "delete", kind, None, ns, name, place, body, index,
                   api_version=custom_api if kind not in KINDS else "")

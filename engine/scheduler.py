@@ -31,6 +31,7 @@ from .quantity import US
 from .queue import ACTIVE_Q, BACKOFF_Q, UNSCHEDULABLE_PODS, PriorityQueue
 from .queue.scheduling_queue import ProfileQueueInfo
 from .trace import Trace
+from .volumes import AssumeCache
 
 PHASE_ACTION, PHASE_COMPLETION, PHASE_FLUSH_BACKOFF, PHASE_FLUSH_LEFTOVER = 1, 2, 3, 4
 BACKOFF_FLUSH_PERIOD = 1 * US
@@ -88,6 +89,14 @@ class Engine:
         self.custom_objects: dict = {}
         self.has_custom_objects = any(isinstance(o, CustomObject) for _k, o in scenario.objects) or any(
             isinstance(a.obj, CustomObject) or a.api_version for a in scenario.actions)
+        # volumes (engine.volumes): API objects by name (claims by namespace/name), and the
+        # VolumeBinding binder's assume caches over the PVs and claims
+        self.pvs: dict = {}
+        self.pvcs: dict = {}
+        self.storage_classes: dict = {}
+        self.csi_nodes: dict = {}
+        self.pv_cache = AssumeCache(self.pvs)
+        self.pvc_cache = AssumeCache(self.pvcs)
         self.deleted_pods: dict = {}
         self._rv = 0
         self._uid = 0
@@ -168,6 +177,8 @@ class Engine:
         for kind, o in objs:
             if kind == "PodDisruptionBudget":
                 self.pdbs[o.key] = o
+            elif kind in _VOLUME_STORES:
+                self._volume_store(kind)[_volume_key(o)] = self._stamp_volume(kind, o)
         for kind, o in objs:
             if isinstance(o, CustomObject):
                 o.resource_version = self._next_rv()
@@ -537,6 +548,8 @@ class Engine:
                 self._skip(a, f"PodDisruptionBudget {key} does not exist")
             else:
                 self.pdbs[key] = a.obj
+        elif kind in _VOLUME_STORES:
+            self._volume_action(a)
 
     def _custom_object_action(self, a):
         """Create, update or delete a custom resource; the dynamic informer's handler then
@@ -586,6 +599,75 @@ class Engine:
         store = self.custom_objects.get(f"{api_version}/{kind}", {})
         return [copy.deepcopy(o.manifest) for k, o in sorted(store.items())
                 if namespace is None or o.namespace == namespace]
+
+    # ------------------------------------------------------------------ volumes
+
+    def _volume_store(self, kind) -> dict:
+        return getattr(self, _VOLUME_STORES[kind])
+
+    def _stamp_volume(self, kind, o):
+        """A new version of a volume object (a claim gets a uid the first time, as the API
+        server gives it)."""
+        if kind == "PersistentVolumeClaim" and not o.uid:
+            # a UUID as the API server gives, derived from the claim and the resource version
+            # (deterministic; a provisioned PV is named pvc-<uid>)
+            import uuid
+            o = o.copy(uid=str(uuid.uuid5(uuid.NAMESPACE_OID, f"{o.key}#{self._rv + 1}")))
+        if kind in ("PersistentVolume", "PersistentVolumeClaim"):
+            o = o.copy(resource_version=self._next_rv())
+        return o
+
+    def _volume_action(self, a):
+        kind, verb = a.kind, a.verb
+        store = self._volume_store(kind)
+        key = f"{a.namespace}/{a.name}" if kind == "PersistentVolumeClaim" else a.name
+        if verb == "delete":
+            if store.pop(key, None) is None:
+                self._skip(a, f"{kind} {key} does not exist")
+            self._volume_cache_changed(kind, key)
+            return        # no volume plugin registers a Delete event
+        old = store.get(key)
+        if verb == "create" and old is not None:
+            self._skip(a, f"{kind} {key} already exists")
+            return
+        if verb == "update" and old is None:
+            self._skip(a, f"{kind} {key} does not exist")
+            return
+        new = a.obj
+        if kind == "PersistentVolumeClaim" and old is not None and not new.uid:
+            new = new.copy(uid=old.uid)
+        self.volume_write(kind, key, new, old)
+
+    def _volume_cache_changed(self, kind, key):
+        if kind == "PersistentVolume":
+            self.pv_cache.on_api_change(key)
+        elif kind == "PersistentVolumeClaim":
+            self.pvc_cache.on_api_change(key)
+
+    def volume_write(self, kind, key, new, old=None):
+        """An API create/update of a volume object, from an action or from the binder's
+        PreBind (and the controllers that answer it): store it, refresh the assume cache and
+        send the cluster event its informer would (eventhandlers.go: PvAdd, PvUpdate, PvcAdd,
+        PvcUpdate, StorageClassAdd (WaitForFirstConsumer classes only), StorageClassUpdate,
+        CSINodeAdd, CSINodeUpdate), if some plugin registered for the resource."""
+        new = self._stamp_volume(kind, new)
+        self._volume_store(kind)[key] = new
+        self._volume_cache_changed(kind, key)
+        gvk, short = _VOLUME_EVENTS[kind]
+        if old is None and kind == "StorageClass" and new.volume_binding_mode != "WaitForFirstConsumer":
+            return
+        if not self._gvk_registered(gvk):
+            return
+        action = fw.ActionType.Add if old is None else fw.ActionType.Update
+        event = fw.ClusterEvent(gvk, action, f"{short}{'Add' if old is None else 'Update'}")
+        self.queue.move_all_to_active_or_backoff_queue(event, old, new, None)
+
+    def _gvk_registered(self, gvk) -> bool:
+        for f in self.frameworks.values():
+            for ev, _plugins in f.hint_map():
+                if ev.resource == gvk:
+                    return True
+        return False
 
     def inject(self, action) -> None:
         """Apply an action now (events injected from the UI)."""
@@ -1096,6 +1178,8 @@ class Engine:
             # only with a Permit plugin, so that other scenarios' state stays as it was
             out = {k: v for k, v in out.items() if k != "metrics"} | {"waitingPods": self._waiting_pods_state(),
                                                                        "metrics": out["metrics"]}
+        if self.uses_volumes:
+            out["volumes"] = self.volume_state()
         return out
 
     def _custom_objects_state(self) -> dict:
@@ -1118,6 +1202,39 @@ class Engine:
                     "result": None if sig is None else ("Allowed" if sig.code == Code.Success else "Rejected"),
                 }
         return {k: res[k] for k in sorted(res)}
+
+    @property
+    def uses_volumes(self) -> bool:
+        u = getattr(self, "_uses_volumes", None)
+        if u is None:
+            from .scenario import uses_volumes
+            u = self._uses_volumes = uses_volumes(self.scenario)
+        return u
+
+    def volume_state(self) -> dict:
+        """``volumes`` of the state (only in scenarios that use volumes): each claim's phase,
+        volume and selected node, each PV's phase and claim (API objects, not assumed ones)."""
+        from .objects import ANN_SELECTED_NODE
+        return {
+            "persistentVolumeClaims": {k: {"phase": c.phase, "volumeName": c.volume_name or None,
+                                           "storageClassName": c.class_name or None,
+                                           "selectedNode": c.annotations.get(ANN_SELECTED_NODE)}
+                                       for k, c in sorted(self.pvcs.items())},
+            "persistentVolumes": {k: {"phase": v.phase, "storageClassName": v.storage_class_name or None,
+                                      "claim": f"{v.claim_ref[0]}/{v.claim_ref[1]}" if v.claim_ref else None}
+                                  for k, v in sorted(self.pvs.items())},
+        }
+
+
+_VOLUME_STORES = {"PersistentVolume": "pvs", "PersistentVolumeClaim": "pvcs", "StorageClass": "storage_classes",
+                  "CSINode": "csi_nodes"}
+_VOLUME_EVENTS = {"PersistentVolume": (fw.GVK.PersistentVolume, "Pv"),
+                  "PersistentVolumeClaim": (fw.GVK.PersistentVolumeClaim, "Pvc"),
+                  "StorageClass": (fw.GVK.StorageClass, "StorageClass"), "CSINode": (fw.GVK.CSINode, "CSINode")}
+
+
+def _volume_key(o) -> str:
+    return o.key if hasattr(o, "key") else o.name
 
 
 def compute_disruptions_allowed(pdb, pods) -> int:

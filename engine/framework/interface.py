@@ -118,6 +118,8 @@ class GVK:
     PersistentVolumeClaim = "PersistentVolumeClaim"
     StorageClass = "storage.k8s.io/StorageClass"
     CSINode = "storage.k8s.io/CSINode"
+    CSIDriver = "storage.k8s.io/CSIDriver"
+    CSIStorageCapacity = "storage.k8s.io/CSIStorageCapacity"
     WildCard = "*"
 
 

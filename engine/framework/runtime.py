@@ -122,9 +122,10 @@ class Framework:
             return inst
         factory = registry.get(name)
         if factory is None:
-            from ..config import VOLUME_PLUGINS
-            why = (" (volume plugins are not modelled: the engine has no volumes)"
-                   if name in VOLUME_PLUGINS else unknown_plugin_hint(name))
+            from ..config import NOT_MODELLED_VOLUME_PLUGINS
+            why = (" (EBSLimits, GCEPDLimits and AzureDiskLimits, the non-CSI attach limits, are not modelled; "
+                   "NodeVolumeLimits counts CSI volumes)"
+                   if name in NOT_MODELLED_VOLUME_PLUGINS else unknown_plugin_hint(name))
             raise ConfigError([f"{profile.place}.plugins: {name!r} is not a known plugin{why}"])
         args = profile.plugin_config.get(name) or {}
         try:

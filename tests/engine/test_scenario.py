@@ -478,8 +478,8 @@ def test_unknown_plugin_is_a_config_error_when_the_engine_is_built():
     assert "NoSuchPlugin" in msg and "is not a known plugin" in msg
 
 
-def test_volume_plugin_is_refused_with_the_reason():
+def test_unmodelled_volume_plugin_is_refused_with_the_reason():
     sc = Scenario.from_dict(scenario(scheduler={"profiles": [
-        {"plugins": {"filter": {"enabled": [{"name": "VolumeBinding"}]}}}]}))
-    with pytest.raises(ConfigError, match="volume plugins are not modelled"):
+        {"plugins": {"filter": {"enabled": [{"name": "AzureDiskLimits"}]}}}]}))
+    with pytest.raises(ConfigError, match="the non-CSI attach limits, are not modelled"):
         Engine(sc)

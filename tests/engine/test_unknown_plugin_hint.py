@@ -70,5 +70,5 @@ def test_with_a_plugin_loaded_the_message_lists_it_and_suggests_a_close_name(eve
 
 
 def test_volume_plugins_keep_their_own_reason():
-    msg = _problem(_scenario("VolumeBinding"))
-    assert "volume plugins are not modelled" in msg and "SCHEDULER_PLUGINS" not in msg
+    msg = _problem(_scenario("EBSLimits"))
+    assert "the non-CSI attach limits, are not modelled" in msg and "SCHEDULER_PLUGINS" not in msg
