@@ -170,9 +170,8 @@ def _keep_read_annotations(out, kind, report):
     if not isinstance(md, dict) or not isinstance(md.get("annotations"), dict):
         return
     kept = {k: v for k, v in md["annotations"].items() if k in _VOLUME_ANNOTATIONS}
-    for k in md["annotations"]:
-        if k not in kept:
-            report.ignore(kind, "metadata.annotations (not read by the scheduler)")
+    if len(kept) != len(md["annotations"]):
+        report.ignore(kind, "metadata.annotations (those the scheduler does not read)")
     if kept:
         md["annotations"] = kept
     else:
