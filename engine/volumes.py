@@ -59,9 +59,10 @@ def volume_claim_name(pod, vol) -> str:
 
 def volume_is_for_pod(pod, pvc):
     """ephemeral.VolumeIsForPod: the claim's controller owner must be the pod; the error
-    message as upstream's, or None."""
-    for kind, name, uid, controller in pvc.owners:
-        if controller and kind == "Pod" and name == pod.name and (not uid or not pod.uid or uid == pod.uid):
+    message as upstream's, or None.  Upstream compares the owner's uid; the engine gives pods
+    its own uids (an imported pod's is not kept), so the owner is matched by kind and name."""
+    for kind, name, _uid, controller in pvc.owners:
+        if controller and kind == "Pod" and name == pod.name:
             return None
     return f"PVC {pvc.namespace}/{pvc.name} was not created for pod {pod.namespace}/{pod.name} (pod is not owner)"
 

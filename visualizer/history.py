@@ -90,6 +90,27 @@ def pod_history(live, pod_key: str) -> dict:
                  "attempts": info.get("attempts"), "nominated": info.get("nominatedNodeName"),
                  "plugins": info.get("unschedulablePlugins") or [], "gated": info.get("gated", False)}
     return {"pod": pod_key, "found": bool(own) or info is not None, "position": position,
+            "claims": pod_claims(st, pod_key),
             "time": seconds(events[position - 1]["time"]) if position else "0",
             "cycles": cycles, "total": len(starts), "hidden": max(0, len(starts) - HISTORY_CYCLES),
             "errors": sum(len(c.get("errors") or []) for c in cycles), "state": state}
+
+
+def pod_claims(st, pod_key: str) -> list:
+    """The pod's PersistentVolumeClaims (its ``persistentVolumeClaim`` and ``ephemeral``
+    volumes), each with the claim as the engine holds it: phase, volume, class and selected
+    node (``None`` when the claim does not exist, or mid-unit, when the engine is ahead of the
+    page)."""
+    from engine.volumes import pod_claim_names
+    pod = st.engine.pods.get(pod_key)
+    if pod is None or not pod.volumes:
+        return []
+    vols = st.state().get("volumes", {}).get("persistentVolumeClaims", {}) if st.at_unit_boundary else {}
+    out = []
+    for v, name, ephemeral in pod_claim_names(pod):
+        c = vols.get(f"{pod.namespace}/{name}")
+        out.append({"volume": v.name, "claim": name, "ephemeral": ephemeral,
+                    "exists": c is not None if st.at_unit_boundary else None,
+                    "phase": c and c["phase"], "pv": c and c["volumeName"], "class": c and c["storageClassName"],
+                    "node": c and c["selectedNode"]})
+    return out

@@ -24,6 +24,11 @@ scheduler would do with it:
   (the Priority admission plugin wrote it from the class).
 - PodDisruptionBudgets lose their status: the engine recomputes ``disruptionsAllowed`` as the
   disruption controller does whenever pods change.
+- PersistentVolumes, PersistentVolumeClaims (with their uid, which PVs' claimRefs name),
+  StorageClasses and CSINodes keep what the volume plugins read; a pod keeps its volumes of
+  the sources a volume plugin reads (claims, ephemeral volumes, the in-tree disks
+  VolumeRestrictions compares); CSIDriver, CSIStorageCapacity and VolumeAttachment are left
+  out (storage capacity tracking is not modelled).
 """
 from __future__ import annotations
 
@@ -48,7 +53,7 @@ POD_KEEP = {
              "priority": "*", "priorityClassName": "*", "preemptionPolicy": "*", "schedulerName": "*",
              "nodeName": "*", "nodeSelector": "*", "affinity": "*", "tolerations": "*",
              "topologySpreadConstraints": "*", "schedulingGates": "*",
-             "terminationGracePeriodSeconds": "*"},
+             "terminationGracePeriodSeconds": "*", "volumes": "*"},
     "status": {"nominatedNodeName": "*", "startTime": "*"},
 }
 NODE_KEEP = {
@@ -63,13 +68,40 @@ PRIORITY_CLASS_KEEP = {"apiVersion": "*", "kind": "*", "metadata": {"name": "*"}
 PDB_KEEP = {"apiVersion": "*", "kind": "*", "metadata": {"name": "*", "namespace": "*"},
             "spec": {"selector": "*", "minAvailable": "*", "maxUnavailable": "*"}}
 
-VOLUME_KINDS = {"PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver",
-                "CSIStorageCapacity", "VolumeAttachment"}
+# The volume objects the volume plugins read, and what of them (pod volumes: the sources a
+# volume plugin reads; the others are left out, see _pod_volumes).
+_VOLUME_ANNOTATIONS = {"pv.kubernetes.io/bind-completed", "pv.kubernetes.io/bound-by-controller",
+                       "volume.kubernetes.io/selected-node", "volume.beta.kubernetes.io/storage-class",
+                       "storage.alpha.kubernetes.io/migrated-plugins", "pv.kubernetes.io/provisioned-by"}
+PV_KEEP = {"apiVersion": "*", "kind": "*",
+           "metadata": {"name": "*", "labels": "*", "annotations": "*", "deletionTimestamp": "*"},
+           "spec": {"capacity": {"storage": "*"}, "accessModes": "*", "storageClassName": "*", "volumeMode": "*",
+                    "claimRef": {"namespace": "*", "name": "*", "uid": "*"}, "nodeAffinity": "*",
+                    "csi": {"driver": "*", "volumeHandle": "*"}, "gcePersistentDisk": "*",
+                    "awsElasticBlockStore": "*", "azureDisk": "*"},
+           "status": {"phase": "*"}}
+PVC_KEEP = {"apiVersion": "*", "kind": "*",
+            "metadata": {"name": "*", "namespace": "*", "uid": "*", "labels": "*", "annotations": "*",
+                         "deletionTimestamp": "*",
+                         "ownerReferences": {"apiVersion": "*", "kind": "*", "name": "*", "uid": "*", "controller": "*"}},
+            "spec": {"accessModes": "*", "resources": {"requests": {"storage": "*"}}, "storageClassName": "*",
+                     "volumeName": "*", "volumeMode": "*", "selector": "*"},
+            "status": {"phase": "*"}}
+STORAGE_CLASS_KEEP = {"apiVersion": "*", "kind": "*", "metadata": {"name": "*", "annotations": "*"},
+                      "provisioner": "*", "volumeBindingMode": "*", "allowedTopologies": "*"}
+CSI_NODE_KEEP = {"apiVersion": "*", "kind": "*", "metadata": {"name": "*", "annotations": "*"},
+                 "spec": {"drivers": {"name": "*", "nodeID": "*", "allocatable": {"count": "*"}, "topologyKeys": "*"}}}
+VOLUME_KEEP = {"PersistentVolume": PV_KEEP, "PersistentVolumeClaim": PVC_KEEP, "StorageClass": STORAGE_CLASS_KEEP,
+               "CSINode": CSI_NODE_KEEP}
+POD_VOLUME_SOURCES = ("persistentVolumeClaim", "ephemeral", "gcePersistentDisk", "awsElasticBlockStore", "rbd",
+                      "iscsi", "azureDisk")
+VOLUME_KINDS = {"CSIDriver", "CSIStorageCapacity", "VolumeAttachment"}
 SPREAD_SELECTOR_KINDS = {"Service", "ReplicaSet", "StatefulSet", "ReplicationController"}
 DRA_KINDS = {"ResourceClaim", "ResourceClaimTemplate", "ResourceClass", "PodSchedulingContext"}
 DROP_REASONS = {
-    "volumes": "volumes are not modelled yet: the engine has no volume plugins (VolumeBinding, "
-               "VolumeRestrictions, VolumeZone, NodeVolumeLimits)",
+    "volumes": "not modelled: storage capacity tracking (CSIDriver storageCapacity, CSIStorageCapacity) "
+               "and attachments; VolumeBinding then finds every provisioner's capacity sufficient, as "
+               "upstream does without a CSIDriver object",
     "spread": "not modelled: PodTopologySpread's system default constraints select pods through the "
               "Services, ReplicaSets, StatefulSets and ReplicationControllers that own them, so "
               "without them default spreading does not apply",
@@ -133,6 +165,40 @@ def rfc3339(t: datetime) -> str:
     return s + "Z"
 
 
+def _keep_read_annotations(out, kind, report):
+    """Only the annotations the volume plugins and the binder read."""
+    md = out.get("metadata")
+    if not isinstance(md, dict) or not isinstance(md.get("annotations"), dict):
+        return
+    kept = {k: v for k, v in md["annotations"].items() if k in _VOLUME_ANNOTATIONS}
+    if len(kept) != len(md["annotations"]):
+        report.ignore(kind, "metadata.annotations (those the scheduler does not read)")
+    if kept:
+        md["annotations"] = kept
+    else:
+        del md["annotations"]
+
+
+def _pod_volumes(ospec, report):
+    """A pod's volumes of the sources a volume plugin reads; the others (configMap, secret,
+    emptyDir, projected, ...) are left out and counted."""
+    vols = ospec.get("volumes")
+    if not isinstance(vols, list):
+        return
+    kept = []
+    for v in vols:
+        if isinstance(v, dict) and any(k in v for k in POD_VOLUME_SOURCES):
+            src = next(k for k in POD_VOLUME_SOURCES if k in v)
+            kept.append({"name": v.get("name"), src: v[src]})
+        else:
+            other = next((k for k in (v if isinstance(v, dict) else {}) if k != "name"), "?")
+            report.ignore("Pod", f"spec.volumes[] of a source no volume plugin reads ({other})")
+    if kept:
+        ospec["volumes"] = kept
+    else:
+        del ospec["volumes"]
+
+
 class Converter:
     """Turns API objects into scenario objects; ``convert_all`` returns them in the order the
     engine loads them (PriorityClasses, PDBs, Nodes, bound pods, pending pods by creation time)
@@ -147,6 +213,7 @@ class Converter:
         report = self.report
         seen = {}
         pcs, pdbs, nodes, bound, pending, actions, custom = [], [], [], [], [], [], []
+        volumes = []
         class_values = dict(SYSTEM_PRIORITY_CLASSES)
         for m, origin in items:
             if m.get("kind") == "PriorityClass" and isinstance(m.get("value"), int):
@@ -158,7 +225,7 @@ class Converter:
             kind = m.get("kind")
             md = m.get("metadata") if isinstance(m.get("metadata"), dict) else {}
             key = (kind, md.get("namespace") or ("" if kind in ("Node", "PriorityClass") else "default"), md.get("name"))
-            if kind in ("Pod", "Node", "PriorityClass", "PodDisruptionBudget"):
+            if kind in ("Pod", "Node", "PriorityClass", "PodDisruptionBudget") or kind in VOLUME_KEEP:
                 if key in seen:
                     report.drop(kind, f"the same object again (first at {seen[key]}); the first one is kept")
                     continue
@@ -215,6 +282,11 @@ class Converter:
                         report.ignore(kind, f"metadata.{k}")
                 custom.append((out, origin))
                 report.keep(kind)
+            elif kind in VOLUME_KEEP:
+                out = trim(m, VOLUME_KEEP[kind], kind, report)
+                _keep_read_annotations(out, kind, report)
+                volumes.append((out, origin))
+                report.keep(kind)
             elif kind in VOLUME_KINDS:
                 report.drop(kind, DROP_REASONS["volumes"])
             elif kind in SPREAD_SELECTOR_KINDS:
@@ -233,10 +305,11 @@ class Converter:
             report.note(f"{mirror} mirror pod(s) (static pods, annotation {MIRROR_ANNOTATION}): kept bound to "
                         "their node, as the scheduler's cache counts them")
         if pvc_pods:
-            report.note(f"{pvc_pods} pod(s) use PersistentVolumeClaims or ephemeral volumes: volumes are not "
-                        "modelled yet, so their claims, volume topology and attach limits are not checked")
+            report.note(f"{pvc_pods} pod(s) use PersistentVolumeClaims or ephemeral volumes: the default "
+                        "profile gets the volume plugins (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, "
+                        "VolumeZone)")
         pending.sort(key=lambda x: x[2])   # activeQ order: by creation (the queue time), stable
-        objects = pcs + pdbs + custom + nodes + [(o, g) for o, g, _ in bound] + [(o, g) for o, g, _ in pending]
+        objects = pcs + pdbs + volumes + custom + nodes + [(o, g) for o, g, _ in bound] + [(o, g) for o, g, _ in pending]
         return objects, actions
 
     def _pod(self, m, md, origin, class_values, node_names, start):
@@ -258,6 +331,8 @@ class Converter:
             return None
         out = trim(m, POD_KEEP, "Pod", report)
         ospec = out.setdefault("spec", {})
+        if "volumes" in ospec:
+            _pod_volumes(ospec, report)
         pcn = spec.get("priorityClassName")
         if "priority" in ospec and pcn and class_values.get(pcn) == ospec["priority"]:
             del ospec["priority"]   # the class gives the same value: resolved as admission did

@@ -1,7 +1,8 @@
 """A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) as a scenario's ``scheduler``.
 
 The engine reads the configuration itself (``engine/config.py``); here we only take out what
-it cannot have yet, and say so: the volume plugins (not modelled), and the ``apiVersion`` /
+it cannot have, and say so: the non-CSI volume limit plugins EBSLimits, GCEPDLimits and
+AzureDiskLimits (not modelled), and the ``apiVersion`` /
 ``kind`` that a plugin's ``args`` carry in a full configuration (``DefaultPreemptionArgs`` ...),
 which the engine's argument parsers would refuse as unknown fields.
 """
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import copy
 
-from ..config import VOLUME_PLUGINS
+from ..config import NOT_MODELLED_VOLUME_PLUGINS
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 
@@ -51,7 +52,7 @@ def convert_scheduler_config(raw, place, report, problems):
                     if isinstance(lst, list):
                         keep = []
                         for p in lst:
-                            if isinstance(p, dict) and p.get("name") in VOLUME_PLUGINS:
+                            if isinstance(p, dict) and p.get("name") in NOT_MODELLED_VOLUME_PLUGINS:
                                 if which == "enabled":
                                     dropped.add(p["name"])
                                 continue
@@ -61,7 +62,7 @@ def convert_scheduler_config(raw, place, report, problems):
         if isinstance(pcs, list):
             keep = []
             for c in pcs:
-                if isinstance(c, dict) and c.get("name") in VOLUME_PLUGINS:
+                if isinstance(c, dict) and c.get("name") in NOT_MODELLED_VOLUME_PLUGINS:
                     report.ignore("KubeSchedulerConfiguration", f"pluginConfig[{c['name']}]")
                     continue
                 if isinstance(c, dict) and isinstance(c.get("args"), dict):
@@ -74,7 +75,7 @@ def convert_scheduler_config(raw, place, report, problems):
         for k in [k for k, v in prof.items() if v is None]:
             del prof[k]
     if dropped:
-        report.note("scheduler: volume plugins left out (not modelled yet): " + ", ".join(sorted(dropped)))
+        report.note("scheduler: non-CSI volume limit plugins left out (not modelled): " + ", ".join(sorted(dropped)))
     report.keep("KubeSchedulerConfiguration")
     return cfg
 

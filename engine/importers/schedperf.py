@@ -29,7 +29,10 @@ the ops as ``runWorkload`` (``scheduler_perf_test.go``) runs them:
 - ``sleep``: the next op comes ``duration`` later.
 
 DRA ops (``createResourceClaimTemplate``, ``createResourceDriver``, ``createResourceClass``) are
-refused; PersistentVolume(Claim) templates are reported as dropped (volumes are not modelled).
+refused. ``persistentVolumeTemplatePath`` / ``persistentVolumeClaimTemplatePath`` make each pod's
+bound claim and PV as ``CreatePodWithPersistentVolume`` does (the claim template of v1.28 carries
+``pv.kubernetes.io/bind-completed``); ``nodeAllocatableStrategy``'s ``csiNodeAllocatable`` and
+``migratedPlugins`` make each node's CSINode.
 """
 from __future__ import annotations
 
@@ -37,7 +40,7 @@ import copy
 import re
 
 from ..quantity import US, parse_duration
-from .kube import POD_KEEP, DROP_REASONS, trim
+from .kube import POD_KEEP, DROP_REASONS, VOLUME_KEEP, trim
 
 MAX_OBJECTS = 200_000
 BASE_NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {},
@@ -257,8 +260,7 @@ class PerfConverter:
         label = op.get("labelNodePrepareStrategy")
         unique = op.get("uniqueNodeLabelStrategy")
         alloc = op.get("nodeAllocatableStrategy")
-        if isinstance(alloc, dict) and alloc.get("csiNodeAllocatable"):
-            self.report.drop("CSINode", DROP_REASONS["volumes"])
+        csi_node = isinstance(alloc, dict) and bool(alloc.get("csiNodeAllocatable") or alloc.get("migratedPlugins"))
         for k in range(n):
             node = copy.deepcopy(base)
             md = node.setdefault("metadata", {})
@@ -280,6 +282,10 @@ class PerfConverter:
                 st["allocatable"].update({str(r): str(q) for r, q in alloc["nodeAllocatable"].items()})
             self._emit(node, t, f"{place} (node {k})")
             self.report.keep("Node")
+            if csi_node:
+                if not self._room_for(1, place):
+                    return node_index
+                self._csi_node(name, alloc, t, place)
             node_index += 1
         return node_index
 
@@ -293,12 +299,21 @@ class PerfConverter:
             if tm is None:
                 return
             base = tm
+        pv_tm = pvc_tm = None
         if op.get("persistentVolumeClaimTemplatePath"):
-            for _ in range(n):
-                self.report.drop("PersistentVolumeClaim", DROP_REASONS["volumes"])
-                self.report.drop("PersistentVolume", DROP_REASONS["volumes"])
-            self.report.note("pods with PersistentVolumeClaims were created without their claims: "
-                             "volumes are not modelled yet")
+            # getPodStrategy: CreatePodWithPersistentVolume (bindVolume true)
+            pvc_tm = self._template(op["persistentVolumeClaimTemplatePath"],
+                                    f"{place}.persistentVolumeClaimTemplatePath", "PersistentVolumeClaim")
+            pv_path = op.get("persistentVolumeTemplatePath")
+            if not pv_path:
+                self.fail(f"{place}.persistentVolumeTemplatePath",
+                          "is required with persistentVolumeClaimTemplatePath")
+                return
+            pv_tm = self._template(pv_path, f"{place}.persistentVolumeTemplatePath", "PersistentVolume")
+            if pv_tm is None or pvc_tm is None:
+                return
+            if not self._room_for(2 * n, place):
+                return
         prefix = (base.get("metadata") or {}).get("generateName") or (base.get("metadata") or {}).get("name") or "pod-"
         for k in range(n):
             c = self._ns_counter.get((ns, prefix), 0)
@@ -308,8 +323,55 @@ class PerfConverter:
             md = pod.setdefault("metadata", {})
             md["name"] = f"{prefix}{c}"
             md["namespace"] = ns
+            if pvc_tm is not None:
+                self._volume_for_pod(pod, pv_tm, pvc_tm, ns, k, t, place)
             self._emit(pod, t, f"{place} (pod {k})")
             self.report.keep("Pod", "pending")
+
+    def _volume_for_pod(self, pod, pv_tm, pvc_tm, ns, i, t, place):
+        """CreatePodWithPersistentVolume (test/utils/runners.go) for pod ``i``: a claim
+        ``pvc-<i>`` from the claim template, bound to a PV ``<namespace>-vol-<i>`` from the PV
+        template (getCustomVolumeFactory: its CSI volumeHandle or AWS EBS volumeID is
+        ``vol-<i>``; claimRef to the claim, phase Bound; the claim's volumeName and phase
+        Bound), and the pod's only volume ``vol`` is that claim."""
+        pvc_name = f"pvc-{i}"
+        pv = copy.deepcopy(trim(pv_tm, VOLUME_KEEP["PersistentVolume"], "PersistentVolume", self.report))
+        vol_id = f"vol-{i}"
+        spec = pv.setdefault("spec", {})
+        if isinstance(spec.get("csi"), dict):
+            spec["csi"]["volumeHandle"] = vol_id
+        elif isinstance(spec.get("awsElasticBlockStore"), dict):
+            spec["awsElasticBlockStore"]["volumeID"] = vol_id
+        pv_name = f"{ns}-{vol_id}"
+        pv.setdefault("metadata", {})["name"] = pv_name
+        spec["claimRef"] = {"namespace": ns, "name": pvc_name}
+        pv["status"] = {"phase": "Bound"}
+        pvc = copy.deepcopy(trim(pvc_tm, VOLUME_KEEP["PersistentVolumeClaim"], "PersistentVolumeClaim", self.report))
+        pmd = pvc.setdefault("metadata", {})
+        pmd["name"] = pvc_name
+        pmd["namespace"] = ns
+        pvc.setdefault("spec", {})["volumeName"] = pv_name
+        pvc["status"] = {"phase": "Bound"}
+        self._emit(pvc, t, f"{place} (claim {i})")
+        self._emit(pv, t, f"{place} (volume {i})")
+        self.report.keep("PersistentVolumeClaim")
+        self.report.keep("PersistentVolume")
+        pod.setdefault("spec", {})["volumes"] = [{"name": "vol", "persistentVolumeClaim": {"claimName": pvc_name}}]
+
+    def _csi_node(self, name, alloc, t, place):
+        """NodeAllocatableStrategy.createCSINode: the migrated plugins as the annotation, a
+        driver per csiNodeAllocatable entry (in name order; upstream ranges over a map)."""
+        drivers = alloc.get("csiNodeAllocatable") or {}
+        migrated = alloc.get("migratedPlugins") or []
+        cn = {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+              "metadata": {"name": name,
+                           "annotations": {"storage.alpha.kubernetes.io/migrated-plugins": ",".join(map(str, migrated))}},
+              "spec": {"drivers": [dict({"name": str(d), "nodeID": name},
+                                        **({"allocatable": {"count": a["count"]}}
+                                           if isinstance(a, dict) and a.get("count") is not None else {}))
+                                   for d, a in sorted(drivers.items())]}}
+        self._emit(cn, t, f"{place} (CSINode {name})")
+        self.report.keep("CSINode")
 
     def _churn(self, op, i, start, end, place):
         mode = op.get("mode")

@@ -127,14 +127,17 @@ def test_kubectl_yaml_list_keeps_what_the_scheduler_reads():
         "(field selector status.phase!=Succeeded,status.phase!=Failed)": 1,
         "phase Succeeded: the scheduler's pod informer leaves out terminal pods "
         "(field selector status.phase!=Succeeded,status.phase!=Failed)": 1}
-    assert set(rep["dropped"]) == {"Pod", "PriorityClass", "PersistentVolumeClaim", "Namespace", "Service"}
-    assert "volumes are not modelled yet" in next(iter(rep["dropped"]["PersistentVolumeClaim"]))
+    assert set(rep["dropped"]) == {"Pod", "PriorityClass", "Namespace", "Service"}
+    assert rep["kept"]["PersistentVolumeClaim"] == 1
+    claim = objects_by(sc, "PersistentVolumeClaim")[("shop", "data")]
+    assert claim["spec"] == {"resources": {"requests": {"storage": "1Gi"}}}
     assert rep["notOurs"] == ["shop/theirs-1 (volcano)"]
     assert rep["fieldsIgnored"]["Pod"]["metadata.managedFields"] == 5
     assert rep["fieldsIgnored"]["Pod"]["spec.containers[].env"] == 5
     assert rep["fieldsIgnored"]["Node"]["status.nodeInfo"] == 2
     text = r.report.text()
-    assert "kept: 2 Node, 5 Pod (3 bound, 1 pending, 1 pending, not ours), 1 PodDisruptionBudget, 1 PriorityClass" in text
+    assert ("kept: 2 Node, 1 PersistentVolumeClaim, 5 Pod (3 bound, 1 pending, 1 pending, not ours), "
+            "1 PodDisruptionBudget, 1 PriorityClass") in text
     assert "not ours (1 pending pods of another scheduler" in text
 
 
@@ -219,15 +222,19 @@ def test_simulator_export_with_its_scheduler_config():
     r = import_files([("snapshot.json", json.dumps(export))])
     sc = r.scenario
     assert r.report.formats == {"snapshot.json": "simulator (kube-scheduler-simulator export)"}
-    assert [o["kind"] for o in sc["objects"]] == ["PriorityClass", "Node", "Pod", "Pod"]
+    assert [o["kind"] for o in sc["objects"]] == ["PriorityClass", "PersistentVolume", "PersistentVolumeClaim",
+                                                  "StorageClass", "Node", "Pod", "Pod"]
     prof = sc["scheduler"]["profiles"][0]
-    assert [p["name"] for p in prof["plugins"]["multiPoint"]["enabled"]] == ["PrioritySort", "NodeResourcesFit", "DefaultBinder"]
+    assert [p["name"] for p in prof["plugins"]["multiPoint"]["enabled"]] == ["PrioritySort", "NodeResourcesFit",
+                                                                           "VolumeBinding", "DefaultBinder"]
     assert prof["pluginConfig"] == [{"name": "DefaultPreemption", "args": {"minCandidateNodesAbsolute": 100,
-                                                                           "minCandidateNodesPercentage": 10}}]
+                                                                           "minCandidateNodesPercentage": 10}},
+                                    {"name": "VolumeBinding", "args": {"bindTimeoutSeconds": 600}}]
     assert "apiVersion" not in sc["scheduler"] and "percentageOfNodesToScore" not in sc["scheduler"]
     rep = r.report.as_dict()
-    assert set(rep["dropped"]) == {"PersistentVolume", "PersistentVolumeClaim", "StorageClass", "Namespace"}
-    assert any("VolumeBinding" in n for n in rep["notes"])
+    assert set(rep["dropped"]) == {"Namespace"}
+    assert rep["kept"]["PersistentVolume"] == rep["kept"]["PersistentVolumeClaim"] == rep["kept"]["StorageClass"] == 1
+    Engine(Scenario.from_dict(sc)).run()        # the export runs, with its volume objects
 
 
 def test_kube_scheduler_configuration_file_becomes_the_scheduler_and_decides_what_is_ours():
@@ -318,8 +325,9 @@ def test_cli_import_writes_the_scenario_and_prints_the_report(tmp_path):
     r = subprocess.run([sys.executable, "-m", "engine", "import", str(src), "-o", str(out),
                         "--report-json", str(tmp_path / "r.json")], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    assert "kept: 2 Node, 5 Pod (3 bound, 1 pending, 1 pending, not ours), 1 PodDisruptionBudget, 1 PriorityClass" in r.stdout
-    assert f"wrote {out} (9 objects, 0 actions)" in r.stdout
+    assert ("kept: 2 Node, 1 PersistentVolumeClaim, 5 Pod (3 bound, 1 pending, 1 pending, not ours), "
+            "1 PodDisruptionBudget, 1 PriorityClass") in r.stdout
+    assert f"wrote {out} (10 objects, 0 actions)" in r.stdout
     assert yaml.safe_load(out.read_text())["objects"] == import_files([("dump.yaml", src.read_text())]).scenario["objects"]
     assert json.loads((tmp_path / "r.json").read_text())["kept"]["Pod"] == 5
     v = subprocess.run([sys.executable, "-m", "engine", "validate", str(out)], cwd=ROOT, capture_output=True, text=True)

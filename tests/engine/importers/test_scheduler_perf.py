@@ -150,11 +150,34 @@ def test_missing_templates_and_dra_ops_are_refused():
                                         "SchedulingWithResourceClaimTemplate)")
 
 
-def test_pvc_test_case_reports_what_it_dropped():
-    r = import_paths([CONFIG], test_case="SchedulingInTreePVs", workload="500Nodes")
-    assert r.report.dropped["PersistentVolumeClaim"] == {
-        "volumes are not modelled yet: the engine has no volume plugins (VolumeBinding, VolumeRestrictions, "
-        "VolumeZone, NodeVolumeLimits)": 1500}
+@pytest.mark.parametrize("case", ["SchedulingInTreePVs", "SchedulingMigratedInTreePVs", "SchedulingCSIPVs"])
+def test_volume_test_cases_import_and_run(case):
+    """CreatePodWithPersistentVolume: each pod with its own bound claim and PV; the migrated and
+    CSI cases give every node a CSINode with the driver's attach limit."""
+    r = import_paths([CONFIG], test_case=case, workload="500Nodes")
+    rep = r.report.as_dict()
+    assert rep["kept"]["PersistentVolumeClaim"] == rep["kept"]["PersistentVolume"] == 1500
+    assert rep["kept"].get("CSINode", 0) == (0 if case == "SchedulingInTreePVs" else 500)
+    sc = r.scenario
+    pods = [o for o in sc["objects"] if o["kind"] == "Pod"] + \
+        [a["create"] for a in sc.get("actions", []) if "create" in a and a["create"]["kind"] == "Pod"]
+    first = pods[0]
+    assert first["spec"]["volumes"] == [{"name": "vol", "persistentVolumeClaim": {"claimName": "pvc-0"}}]
+    pvs = {o["metadata"]["name"]: o for o in sc["objects"] if o["kind"] == "PersistentVolume"}
+    pv = pvs[f"{first['metadata']['namespace']}-vol-0"]
+    assert pv["spec"]["claimRef"] == {"namespace": first["metadata"]["namespace"], "name": "pvc-0"}
+    src = pv["spec"].get("csi", pv["spec"].get("awsElasticBlockStore"))
+    assert src.get("volumeHandle", src.get("volumeID")) == "vol-0"
+    if case != "SchedulingInTreePVs":
+        cn = next(o for o in sc["objects"] if o["kind"] == "CSINode")
+        assert cn["spec"]["drivers"] == [{"name": "ebs.csi.aws.com", "nodeID": cn["metadata"]["name"],
+                                          "allocatable": {"count": 39}}]
+    eng = Engine(Scenario.from_dict(sc))
+    assert "VolumeBinding" in [p.name for p in eng.frameworks["default-scheduler"].filter_plugins]
+    eng.run()
+    st = eng.state()
+    assert all(p["phase"] == "Running" for p in st["pods"].values())
+    assert len(st["pods"]) == 1500
 
 
 def test_bad_workloads_are_refused_in_bounded_time_and_memory():

@@ -56,11 +56,14 @@ def _pending_by_position(path):
     """For each position of the lesson's run: the pending pods of the engine's own state then
     (tests/visualizer/moment_reference.py), computed in the test process, apart from the page."""
     st, reference = moment_reference.walk(path)
+    out = {}
+    # read each position's reference as the page's step lands there: a unit of work without
+    # events (a binding cycle waking from WaitOnPermit, allowed) runs only with the next step
     while st.step_event():
-        pass
-    return {p: ({k for k, v in reference(p)["pods"].items() if v["phase"] == "Pending"},
-                set(reference(p).get("waitingPods") or {}))
-            for p in range(1, len(st.events) + 1)}
+        ref = reference(st.position)
+        out[st.position] = ({k for k, v in ref["pods"].items() if v["phase"] == "Pending"},
+                            set(ref.get("waitingPods") or {}))
+    return out
 
 
 @pytest.fixture
