@@ -556,6 +556,7 @@ class Engine:
         moves pods if a plugin registered the object's GVK for that action
         (eventhandlers.go addAllEventHandlers, buildEvtResHandler)."""
         api = a.obj.api_version if a.obj is not None else a.api_version
+        self.has_custom_objects = True     # an injected one shows the state's customObjects from now on
         type_key = f"{api}/{a.kind}"
         key = f"{a.namespace}/{a.name}"
         store = self.custom_objects.setdefault(type_key, {})
