@@ -3,6 +3,8 @@
 
     .venv/bin/python bench/ui.py [--small-nodes 50] [--large-nodes 2000] [--large-pods 1000]
                                  [--samples 40] [--play-seconds 30] [--json OUT]
+    .venv/bin/python bench/ui.py --only-scale [--scale-nodes 5000] [--scale-pods 300]
+                                 [--scale-samples 30] [--json OUT]
 
 1. **Step latency** on a small cluster (``--small-nodes``, default 50): the time from a click
    on a step control to the change of the page's DOM (the header panel replaced by the pushed
@@ -12,6 +14,13 @@
    ``--large-pods`` pending pods): Play at full speed for ``--play-seconds``; trace events per
    second revealed (as the browser saw them in the frames it received), frames per second, and
    the server's memory (VmRSS now and VmHWM, its peak, from /proc) before and after.
+
+3. **The page at scale** (``--scale-nodes``, default 5000, with ``--scale-pods`` pending
+   pods, a tenth of them too big for any node): step-cycle, step-point and step-event
+   ``--scale-samples`` times each; click -> DOM change and click -> the next animation frame
+   after it (the new DOM styled, laid out and painted), p50 and p95, the number of elements in
+   the page and its height in pixels after the last step, and the server's memory.
+   ``--only-scale`` runs this part alone.
 
 The server is the real thing: ``daphne visualizer.asgi:application`` in a subprocess with a
 throw-away SQLite file; the browser is Debian's chromium driven by Playwright (as in the
@@ -47,6 +56,29 @@ MEASURE_STEP = """async (action) => {
             if (header && header.dataset.version !== before) {
                 observer.disconnect();
                 resolve(performance.now() - t0);
+            }
+        });
+        observer.observe(root, {subtree: true, childList: true, attributes: true});
+        const t0 = performance.now();
+        document.querySelector(`[data-action="${action}"]`).click();
+    });
+}"""
+
+# The same, and then the time to the next animation frame after the swap (style, layout and
+# paint of the new DOM are done by then), the DOM's size and the page's height.
+MEASURE_STEP_PAINTED = """async (action) => {
+    const before = document.querySelector('#panel-header').dataset.version;
+    const root = document.querySelector('[data-session]');
+    return await new Promise((resolve) => {
+        const observer = new MutationObserver(() => {
+            const header = document.querySelector('#panel-header');
+            if (header && header.dataset.version !== before) {
+                observer.disconnect();
+                const dom = performance.now() - t0;
+                requestAnimationFrame(() => setTimeout(() => resolve({
+                    dom: dom, painted: performance.now() - t0,
+                    elements: document.getElementsByTagName('*').length,
+                    height: document.documentElement.scrollHeight}), 0));
             }
         });
         observer.observe(root, {subtree: true, childList: true, attributes: true});
@@ -157,6 +189,10 @@ def main(argv=None):
     ap.add_argument("--large-pods", type=int, default=1000)
     ap.add_argument("--samples", type=int, default=40)
     ap.add_argument("--play-seconds", type=float, default=30.0)
+    ap.add_argument("--scale-nodes", type=int, default=5000)
+    ap.add_argument("--scale-pods", type=int, default=300)
+    ap.add_argument("--scale-samples", type=int, default=30)
+    ap.add_argument("--only-scale", action="store_true", help="measure only the page at scale (part 3)")
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args(argv)
 
@@ -175,6 +211,11 @@ def main(argv=None):
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
                 page = browser.new_page(viewport={"width": 1280, "height": 720})
+
+                if args.only_scale:
+                    results["scale"] = measure_scale(page, server, workdir, args)
+                    browser.close()
+                    return _write(results, args)
 
                 # 1. step latency, small cluster
                 start_session(page, server, small)
@@ -224,12 +265,54 @@ def main(argv=None):
                 print(f"server memory (MiB): idle {results['memory_idle_mib']}, "
                       f"large session loaded {results['memory_large_loaded_mib']}, "
                       f"after play {results['memory_after_play_mib']}", flush=True)
+                results["scale"] = measure_scale(page, server, workdir, args)
                 browser.close()
         finally:
             server.stop()
+    return _write(results, args)
+
+
+def _write(results, args):
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
     return results
+
+
+def measure_scale(page, server, workdir: Path, args) -> dict:
+    """Part 3: step latency, DOM size and page height on a large cluster."""
+    big = max(1, args.scale_pods // 10)
+    path = workdir / "scale.yaml"
+    # JSON is YAML, and more compact: 5,000 nodes stay well under the 5 MiB upload limit
+    path.write_text(json.dumps(scenario("bench-scale", args.scale_nodes, args.scale_pods - big, big=big)))
+    out = {"nodes": args.scale_nodes, "pods": args.scale_pods, "memory_before_mib": server.memory()}
+    started = time.perf_counter()
+    start_session(page, server, path)
+    out["session_start_s"] = round(time.perf_counter() - started, 2)
+    out["memory_loaded_mib"] = server.memory()
+    rss = []
+    for action in ("step-cycle", "step-point", "step-event"):
+        samples = []
+        for _ in range(args.scale_samples):
+            samples.append(page.evaluate(MEASURE_STEP_PAINTED, action))
+            rss.append(server.memory()["VmRSS"])
+        dom = [s["dom"] for s in samples]
+        painted = [s["painted"] for s in samples]
+        out[action] = {"dom_p50_ms": round(percentile(dom, 50), 1), "dom_p95_ms": round(percentile(dom, 95), 1),
+                       "painted_p50_ms": round(percentile(painted, 50), 1),
+                       "painted_p95_ms": round(percentile(painted, 95), 1),
+                       "max_ms": round(max(painted), 1), "samples": len(samples),
+                       "elements": samples[-1]["elements"], "page_height_px": samples[-1]["height"]}
+        r = out[action]
+        print(f"{args.scale_nodes} nodes {action:11s} click -> DOM p50 {r['dom_p50_ms']:7.1f} ms p95 "
+              f"{r['dom_p95_ms']:7.1f} ms; -> painted p50 {r['painted_p50_ms']:7.1f} ms p95 "
+              f"{r['painted_p95_ms']:7.1f} ms; {r['elements']} elements, page {r['page_height_px']} px",
+              flush=True)
+    out["position"] = position(page)
+    out["memory_after_mib"] = server.memory()
+    out["memory_rss_max_mib"] = max(rss)
+    print(f"server memory (MiB): before {out['memory_before_mib']}, loaded {out['memory_loaded_mib']}, "
+          f"after {out['position']} events {out['memory_after_mib']}", flush=True)
+    return out
 
 
 if __name__ == "__main__":

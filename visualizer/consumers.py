@@ -7,7 +7,8 @@
   newer one.
 - Only a presenter's socket (``/ws/s/<presenter token>/``) may control the session. A
   follower's socket (``/ws/w/<follower token>/``) is refused any control, whatever it sends;
-  it may only set its own event-log filter.
+  it may only set its own event-log filter and its own view (queue and Filter-matrix pages,
+  the node overview's search, label filter, colour and selection: presenters.normalize_view).
 
 The work itself happens in ``visualizer.runner`` (in a worker thread, so the event loop keeps
 serving other sockets); this module only routes messages.
@@ -33,7 +34,7 @@ from visualizer import metrics, presenters, runner
 
 log = logging.getLogger(__name__)
 
-VIEW_ACTIONS = {"filter"}
+VIEW_ACTIONS = {"filter", "view"}
 CONTROL_ACTIONS = {"step-event", "step-point", "step-cycle", "back", "jump", "run-until", "inject",
                    "play", "pause", "reload-plugins"}
 MAX_MESSAGE_BYTES = 512 * 1024   # a text frame from the page (static/js/session.js checks it too;
@@ -95,6 +96,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
         self.session_id = None
         self.sent_version = -1
         self.log_filter = None
+        self.view = {}
         self.shown = {}   # panel id -> hash of the HTML this socket was last sent
         self.pending = asyncio.Queue(maxsize=MAX_PENDING_CONTROLS)
         self.worker = None
@@ -129,6 +131,9 @@ class SessionConsumer(AsyncWebsocketConsumer):
                                                        '{"action": "step-event"}; this one was refused'])
             return
         action = msg.get("action")
+        if action == "view":
+            await self.guarded(self.set_view(msg))
+            return
         if action in VIEW_ACTIONS:
             await self.guarded(self.set_filter(msg))
             return
@@ -271,6 +276,15 @@ class SessionConsumer(AsyncWebsocketConsumer):
         version, panels = await _sync(runner.render_log)(self.session_id, self.log_filter)
         await self.send_panels(panels)
 
+    async def set_view(self, msg):
+        """This page's own window onto the session: the view fields it sends replace those
+        it had (a field left out keeps its value; an empty one resets it)."""
+        from visualizer import presenters
+        fields = {k: v for k, v in msg.items() if k != "action"}
+        self.view = presenters.normalize_view({**self.view, **fields})
+        version, panels = await _sync(runner.render_own)(self.session_id, None, self.view or {"default": True})
+        await self.send_panels(panels)
+
     # ------------------------------------------------------------------ to the browser
 
     async def publish_now(self):
@@ -280,7 +294,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
             self.group, {"type": "session.frame", "version": version, "panels": panels})
 
     async def send_snapshot(self):
-        version, panels = await _sync(runner.render_frame)(self.session_id, self.log_filter)
+        version, panels = await _sync(runner.render_frame)(self.session_id, self.log_filter, self.view)
         self.sent_version = version
         await self.send_panels(panels)
 
@@ -306,8 +320,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
             return
         self.sent_version = event["version"]
         panels = event["panels"]
-        if self.log_filter:
-            _, own = await _sync(runner.render_log)(self.session_id, self.log_filter)
+        if self.log_filter or self.view:
+            _, own = await _sync(runner.render_own)(self.session_id, self.log_filter, self.view)
             own = dict(own)
             panels = [(pid, own.get(pid, html)) for pid, html in panels]
         await self.send_panels(panels, only_changed=True)

@@ -16,7 +16,8 @@ import bisect
 import math
 
 from django.template.loader import render_to_string
-from django.utils.html import format_html, format_html_join
+from django.utils.html import escape, format_html, format_html_join
+from django.utils.safestring import mark_safe
 
 from engine import US
 from visualizer import markdown, moment
@@ -31,10 +32,14 @@ EXTENSION_POINTS = ("PreFilter", "Filter", "PostFilter", "PreScore", "Score", "N
 PREEMPTION_TYPES = {"PreemptionIneligible", "PreemptionNodeResult", "ReprieveStart", "ReprieveFits",
                     "ReprieveStep", "PreemptionCandidate", "PreemptionDryRunStop", "PreemptionPick"}
 LOG_LIMIT = 250
-QUEUE_LIMIT = 100         # pods listed per queue column (the count shows them all)
-MATRIX_ROWS = 40          # nodes shown in the Filter and Score tables (large clusters)
+QUEUE_PAGE = 10           # pods listed per page of a queue column (the count shows them all)
+MATRIX_ROWS = 40          # nodes shown in the Score table and in a pod history's Filter matrix
+MATRIX_PAGE = 50          # rows per page of the current cycle's Filter matrix
 CHART_POINTS = 300
-NODE_CARD_LIMIT = 60
+NODE_CARD_LIMIT = 60      # up to this many nodes: one card per node; above: the node overview
+MATCH_LIMIT = 20          # nodes listed by a search of the node overview
+HEAT_RESOURCES = ("cpu", "memory", "pods")
+OUTCOMES = ("all", "feasible", "filtered")
 SUCCESS = "Success"
 
 
@@ -157,6 +162,84 @@ def trace_index(live) -> TraceIndex:
     return index.extend()
 
 
+# ---------------------------------------------------------------------- a viewer's own view
+
+VIEW_TEXT_MAX = 200
+
+
+def normalize_view(raw) -> dict:
+    """A page's own view of the session (visualizer.consumers keeps one per socket), from the
+    fields its forms sent: the page of each queue column and of the Filter matrix, the matrix's
+    outcome filter, the node overview's search, label filter, colour resource and selected
+    node. Anything else, or out of range, falls back to the default: the page shows the same
+    moment to everyone, only the window onto it differs."""
+    raw = raw if isinstance(raw, dict) else {}
+    view = {}
+
+    def text(key):
+        value = raw.get(key)
+        if isinstance(value, list):
+            value = value[0] if value else ""
+        return str(value or "").strip()[:VIEW_TEXT_MAX]
+
+    def page(key):
+        try:
+            return max(0, min(10 ** 6, int(text(key) or 0)))
+        except ValueError:
+            return 0
+    for name, _label, _order in QUEUES:
+        if page(f"page-{name}"):
+            view[f"page-{name}"] = page(f"page-{name}")
+    if page("page-matrix"):
+        view["page-matrix"] = page("page-matrix")
+    if text("outcome") in OUTCOMES[1:]:
+        view["outcome"] = text("outcome")
+    if text("colour") in HEAT_RESOURCES[1:]:
+        view["colour"] = text("colour")
+    for key in ("find", "label", "node"):
+        if text(key):
+            view[key] = text(key)
+    return view
+
+
+def _label_matcher(expr: str):
+    """``key=value``, ``key!=value`` or ``key`` (has the label), as kubectl's -l writes them;
+    several separated by commas must all hold. None for no filter."""
+    if not expr:
+        return None
+    terms = []
+    for term in expr.split(","):
+        term = term.strip()
+        if not term:
+            continue
+        if "!=" in term:
+            k, _, v = term.partition("!=")
+            terms.append((k.strip(), v.strip(), False))
+        elif "=" in term:
+            k, _, v = term.partition("=")
+            terms.append((k.strip(), v.strip().lstrip("="), True))
+        else:
+            terms.append((term, None, True))
+
+    def match(labels: dict) -> bool:
+        for k, v, equal in terms:
+            if v is None:
+                if k not in labels:
+                    return False
+            elif (labels.get(k) == v) != equal:
+                return False
+        return True
+    return match
+
+
+def _pager(total: int, size: int, page: int) -> dict:
+    pages = max(1, -(-total // size))
+    page = min(page, pages - 1)
+    return {"page": page, "pages": pages, "first": page * size + 1 if total else 0,
+            "last": min(total, (page + 1) * size), "prev": page - 1 if page else None,
+            "next": page + 1 if page + 1 < pages else None, "start": page * size, "size": size}
+
+
 # ---------------------------------------------------------------------- header and timeline
 
 def header(live, mom) -> dict:
@@ -203,7 +286,7 @@ def _last_transition_messages(keys, events, position, limit=50000) -> dict:
     return out
 
 
-def queues(live, mom) -> dict:
+def queues(live, mom, view=None) -> dict:
     st = live.stepper
     engine = st.engine
     q = engine.queue
@@ -215,14 +298,17 @@ def queues(live, mom) -> dict:
         for e in st.events[start:end]:
             if e["type"] == "QueueTransition":
                 moved[e["pod"]] = e.get("from")
+    view = view or {}
     columns = []
     shown = mom["queues"]
     flight = mom["in_flight"]
-    why = _last_transition_messages({k for name, _l, _o in QUEUES for k in shown[name][:QUEUE_LIMIT]}
+    pagers = {name: _pager(len(shown[name]), QUEUE_PAGE, view.get(f"page-{name}", 0)) for name, _l, _o in QUEUES}
+    windows = {name: shown[name][pagers[name]["start"]:pagers[name]["last"]] for name, _l, _o in QUEUES}
+    why = _last_transition_messages({k for keys in windows.values() for k in keys}
                                     | ({flight["key"]} if flight else set()), st.events, st.position)
     for name, label, order in QUEUES:
         items = []
-        for key in shown[name][:QUEUE_LIMIT]:
+        for key in windows[name]:
             info = pods.get(key, {})
             pinfo = q.get(key)
             item = {"key": key, "priority": info.get("priority", 0), "attempts": info.get("attempts", 0),
@@ -240,7 +326,7 @@ def queues(live, mom) -> dict:
                 item["gated"] = info.get("gated", False)
             items.append(item)
         columns.append({"name": name, "label": label, "order": order, "pods": items, "total": len(shown[name]),
-                        "hidden": max(0, len(shown[name]) - QUEUE_LIMIT)})
+                        "pager": pagers[name], "hidden": len(shown[name]) - len(items)})
     in_flight = []
     if flight is not None:
         info = pods.get(flight["key"], {})
@@ -249,8 +335,9 @@ def queues(live, mom) -> dict:
                           "attempts": info.get("attempts", 0), "why": why.get(flight["key"], ""),
                           "just_moved": flight["key"] in moved})
     waiting = [{"key": w["key"], "from": w["from"], "priority": pods[w["key"]].get("priority", 0)}
-               for w in mom["waiting"]]
+               for w in mom["waiting"][:QUEUE_PAGE]]
     return {"columns": columns, "in_flight": in_flight, "waiting": waiting,
+            "waiting_total": len(mom["waiting"]), "waiting_hidden": len(mom["waiting"]) - len(waiting),
             "pending": mom["metrics"]["pending_pods"], "permit": permit_waiting(mom, pods, moved)}
 
 
@@ -276,7 +363,13 @@ def permit_waiting(mom, pods, moved=()) -> list | None:
 
 # ---------------------------------------------------------------------- nodes
 
-def nodes(live, mom) -> dict:
+def nodes(live, mom, view=None) -> dict:
+    """The cluster panel. Up to NODE_CARD_LIMIT nodes: one card per node (requested vs
+    allocatable, bound, binding, terminating and nominated pods). Above: the node overview,
+    one small cell per node coloured by requested/allocatable of the chosen resource, with the
+    search by name, the label filter and the card of the selected node. The search and the
+    label filter narrow the cards of a small cluster too."""
+    view = view or {}
     engine = live.stepper.engine
     now = int(round(mom["time"] * US))
     pods_state = mom["pods"]
@@ -291,13 +384,19 @@ def nodes(live, mom) -> dict:
     restore_by_node = {}
     for info in restore.values():
         restore_by_node.setdefault(info["node"], []).append(info)
-    cards = []
     # The node tree's order, read without engine.cache.node_info_list(): that method caches
     # the list the engine's snapshot is rebuilt from, so calling it from outside can change a run.
     cache = engine.cache
     infos = [cache.nodes[name] for name in cache.node_tree.list()
              if cache.nodes[name].node is not None and name not in mom["hide_nodes"]]
-    for ni in infos[:NODE_CARD_LIMIT]:
+    find = view.get("find", "")
+    label = _label_matcher(view.get("label", ""))
+    filtering = bool(find or label)
+
+    def matches(ni) -> bool:
+        return (not find or find in ni.node.name) and (label is None or label(ni.node.labels))
+
+    def card(ni) -> dict:
         node = ni.node
         nominated_pods = []
         reserved = {}
@@ -312,14 +411,7 @@ def nodes(live, mom) -> dict:
         # an unrevealed deletion removed
         shown = [(p.key, p.priority, p.requests) for p in ni.pods if p.key not in hide]
         shown += [(i["key"], i["priority"], i["requests"]) for i in restore_by_node.get(node.name, [])]
-        requested = dict(ni.requested)
-        for p in ni.pods:
-            if p.key in hide:
-                for r, v in p.requests.items():
-                    requested[r] = requested.get(r, 0) - v
-        for i in restore_by_node.get(node.name, []):
-            for r, v in i["requests"].items():
-                requested[r] = requested.get(r, 0) + v
+        requested = _requested(ni, hide, restore_by_node)
         resources = []
         allocatable = node.allocatable
         for r in _resource_order(set(allocatable) | set(requested)):
@@ -352,14 +444,30 @@ def nodes(live, mom) -> dict:
                     item["permit_plugin"] = first[0]
                 item["permit_result"] = wait["result"]
             bound.append(item)
-        cards.append({
+        return {
             "name": node.name, "labels": sorted(node.labels.items()),
             "taints": [f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}" for t in node.taints],
             "unschedulable": node.unschedulable, "resources": resources, "pods": bound,
             "nominated": nominated_pods,
-        })
-    return {"cards": cards, "total": len(infos), "hidden": max(0, len(infos) - NODE_CARD_LIMIT),
-            "not_started": live.position == 0 and not cards, "custom": custom_objects(mom)}
+        }
+
+    out = {"total": len(infos), "not_started": live.position == 0 and not infos, "find": find,
+           "label": view.get("label", ""), "filtering": filtering, "colour": view.get("colour", "cpu"),
+           "resources": HEAT_RESOURCES, "overview": len(infos) > NODE_CARD_LIMIT, "custom": custom_objects(mom)}
+    if not out["overview"]:
+        picked = [ni for ni in infos if matches(ni)] if filtering else infos
+        out.update(cards=[card(ni) for ni in picked], matched=len(picked), hidden=0)
+        return out
+    out.update(_overview(infos, out["colour"], matches if filtering else None, view.get("node"),
+                         nominated, hide, restore_by_node))
+    selected = cache.nodes.get(view.get("node", "")) if view.get("node") else None
+    if selected is not None and selected.node is not None and selected.node.name not in mom["hide_nodes"]:
+        out["selected"] = card(selected)
+    elif view.get("node"):
+        out["selected_missing"] = view["node"]
+    out["cards"] = []
+    out["hidden"] = 0
+    return out
 
 
 CUSTOM_FIELDS = 4   # spec fields shown per custom resource
@@ -384,6 +492,63 @@ def custom_objects(mom) -> list | None:
                             fields.append(f"{k}: {v}" if part == "spec" else f"status.{k}: {v}")
             out.append({"kind": kind, "api_version": api, "key": key, "fields": fields})
     return out
+
+
+def _requested(ni, hide, restore_by_node) -> dict:
+    """The node's requested resources at the moment shown (less the pods not assumed yet,
+    plus those an unrevealed deletion removed)."""
+    requested = dict(ni.requested)
+    for p in ni.pods:
+        if p.key in hide:
+            for r, v in p.requests.items():
+                requested[r] = requested.get(r, 0) - v
+    for i in restore_by_node.get(ni.node.name, []):
+        for r, v in i["requests"].items():
+            requested[r] = requested.get(r, 0) + v
+    return requested
+
+
+def _overview(infos, colour, matches, selected, nominated, hide, restore_by_node) -> dict:
+    """The node overview's cells as one HTML string (a template loop over 5,000 nodes costs
+    more than the rest of the frame): ``<i data-n="name" class="hN">`` with N the tenth of
+    ``colour`` requested/allocatable (0-10; 11 over allocatable), plus ``m`` for a node the
+    search or the label filter matches, ``s`` for the selected node, ``c`` cordoned and ``n``
+    with nominated pods. static/js/session.js turns a hover into a title and a click into a
+    selection."""
+    parts = []
+    matched = []
+    levels = [0] * 12
+    for ni in infos:
+        node = ni.node
+        name = node.name
+        total = node.allocatable.get(colour, 0)
+        if colour == "pods":
+            used = sum(1 for p in ni.pods if p.key not in hide) + len(restore_by_node.get(name, ()))
+        elif hide or restore_by_node:
+            used = _requested(ni, hide, restore_by_node).get(colour, 0)
+        else:
+            used = ni.requested.get(colour, 0)
+        level = (11 if used > total else min(10, (10 * used) // total)) if total else (11 if used else 0)
+        levels[level] += 1
+        flags = f"h{level}"
+        if matches is not None and matches(ni):
+            flags += " m"
+            if len(matched) < MATCH_LIMIT:
+                matched.append(name)
+            else:
+                matched.append(None)
+        if name == selected:
+            flags += " s"
+        if node.unschedulable:
+            flags += " c"
+        if nominated.get(name):
+            flags += " n"
+        parts.append(f'<i data-n="{escape(name)}" class="{flags}"></i>')
+    listed = [n for n in matched if n is not None]
+    return {"cells": mark_safe("".join(parts)), "matched": len(matched), "match_list": listed,
+            "match_hidden": len(matched) - len(listed),
+            "legend": [{"level": i, "label": f"{i * 10}–{i * 10 + 9}%" if i < 10 else ("100%" if i == 10 else "over"),
+                        "count": levels[i]} for i in range(12) if levels[i]]}
 
 
 def _requests(requests: dict) -> str:
@@ -481,7 +646,7 @@ def cycle_at(events: list, i: int, position: int) -> dict:
                  "passed": all(c is None or c["ok"] for c in (cells.get((n, p)) for p in filter_plugins))
                  and any(cells.get((n, p)) for p in filter_plugins)}
                 for n in filter_nodes]
-        ctx["filter"] = {"plugins": filter_plugins, "rows": rows[:MATRIX_ROWS],
+        ctx["filter"] = {"plugins": filter_plugins, "rows": rows[:MATRIX_ROWS], "all_rows": rows,
                          "hidden": max(0, len(rows) - MATRIX_ROWS), "evaluated": len(rows),
                          "feasible": sum(1 for r in rows if r["passed"])}
     if ctx["scores"] is None and score_nodes:
@@ -495,6 +660,28 @@ def cycle_at(events: list, i: int, position: int) -> dict:
         ctx["scores"]["rows"] = rows[:MATRIX_ROWS]
     ctx["points"] = [{"name": p, "done": p in seen_points} for p in EXTENSION_POINTS]
     return ctx
+
+
+def filter_window(cycle: dict | None, view=None) -> None:
+    """The current cycle's Filter matrix shows every evaluated node: a page of MATRIX_PAGE rows
+    in evaluation order, of all rows or only the feasible or only the filtered-out ones (the
+    page's own view), with the counts of each."""
+    if not cycle or not cycle.get("filter"):
+        return
+    view = view or {}
+    f = cycle["filter"]
+    rows = f["all_rows"]
+    outcome = view.get("outcome", "all")
+    if outcome == "feasible":
+        rows = [r for r in rows if r["passed"]]
+    elif outcome == "filtered":
+        rows = [r for r in rows if not r["passed"]]
+    pager = _pager(len(rows), MATRIX_PAGE, view.get("page-matrix", 0))
+    f.update(rows=rows[pager["start"]:pager["last"]], pager=pager, outcome=outcome, matched=len(rows),
+             filtered_out=f["evaluated"] - f["feasible"], hidden=0, paged=True,
+             outcomes=[{"name": o, "label": label, "count": count, "pressed": o == outcome}
+                       for o, label, count in (("all", "all", f["evaluated"]), ("feasible", "✓ feasible", f["feasible"]),
+                                               ("filtered", "✗ filtered out", f["evaluated"] - f["feasible"]))])
 
 
 def _score_cell(results: dict) -> dict:
@@ -879,7 +1066,7 @@ def targets(live, mom) -> dict:
 
 # ---------------------------------------------------------------------- the whole page
 
-def context(live, log_filter=None, names=PANELS) -> dict:
+def context(live, log_filter=None, names=PANELS, view=None) -> dict:
     st = live.stepper
     state = st.state()
     events, position = st.events, st.position
@@ -891,12 +1078,13 @@ def context(live, log_filter=None, names=PANELS) -> dict:
     if "timeline" in names:
         ctx["timeline"] = timeline(live)
     if "queues" in names:
-        ctx["queues"] = queues(live, mom)
+        ctx["queues"] = queues(live, mom, view)
     cycle = current_cycle(events, position, index) if ("cycle" in names or "preemption" in names) else None
     if "cycle" in names:
+        filter_window(cycle, view)
         ctx["cycle"] = cycle
     if "nodes" in names:
-        ctx["nodes"] = nodes(live, mom)
+        ctx["nodes"] = nodes(live, mom, view)
     if "preemption" in names:
         ctx["preemption"] = preemption(events, position, index, cycle["cycle"] if cycle else None)
     if "log" in names:
@@ -913,9 +1101,12 @@ def context(live, log_filter=None, names=PANELS) -> dict:
     return ctx
 
 
-def render_panels(live, names=PANELS, log_filter=None) -> list:
+VIEW_PANELS = ("queues", "nodes", "cycle")   # the panels a page's own view changes
+
+
+def render_panels(live, names=PANELS, log_filter=None, view=None) -> list:
     """[(panel id, html)] for the named panels, each an element with that id."""
-    ctx = context(live, log_filter=log_filter, names=names)
+    ctx = context(live, log_filter=log_filter, names=names, view=view)
     return [(f"panel-{name}", render_to_string(f"visualizer/partials/_{name}.html", ctx)) for name in names]
 
 

@@ -605,17 +605,29 @@ def control(session_id, msg: dict) -> dict:
         return {"note": note, "more": more}
 
 
-def render_frame(session_id, log_filter=None):
+def render_frame(session_id, log_filter=None, view=None):
     """(version, [(panel id, html)]) of the session as it is now."""
     from visualizer import presenters
     with open_live(session_id) as live:
-        return live.version, presenters.render_panels(live, log_filter=log_filter)
+        return live.version, presenters.render_panels(live, log_filter=log_filter, view=view)
 
 
 def render_log(session_id, log_filter):
     from visualizer import presenters
     with open_live(session_id) as live:
         return live.version, presenters.render_panels(live, names=("log",), log_filter=log_filter)
+
+
+def render_own(session_id, log_filter, view):
+    """The panels one page sees differently from the group's frame: its filtered log, and the
+    panels its own view (queue pages, Filter matrix page, node overview search and selection)
+    changes; all of one moment."""
+    from visualizer import presenters
+    names = (("log",) if log_filter else ()) + (presenters.VIEW_PANELS if view else ())
+    if not names:
+        return None, []
+    with open_live(session_id) as live:
+        return live.version, presenters.render_panels(live, names=names, log_filter=log_filter, view=view)
 
 
 # ---------------------------------------------------------------------- play

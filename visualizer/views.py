@@ -141,6 +141,7 @@ def _session_page(request, session, role):
         # A pod's history is read-only: the follower token's URL serves both roles.
         "history_url": reverse("pod-history-follower", args=[session.follower_token]),
         "speeds": runner.SPEEDS,
+        "colour_resources": presenters.HEAT_RESOURCES,
         "event_types": EVENT_TYPES,
         "exports": list(EXPORTS),
         "export_token": session.follower_token,   # same download; never print the presenter token

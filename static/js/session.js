@@ -231,9 +231,81 @@
     });
   });
 
+  // ------------------------------------------------------------------ this page's own view
+
+  // Queue pages, the Filter matrix's page and outcome, and the node overview's search, label
+  // filter, colour and selection are this page's own window onto the moment shown: sent as a
+  // "view" message (visualizer.consumers), the server answers with the panels re-rendered.
+  var viewForm = session.querySelector('[data-form="view"]');
+  function sendView(fields) {
+    if (!viewForm) { return; }
+    viewForm.textContent = "";
+    Object.keys(fields).forEach(function (key) {
+      var input = document.createElement("input");
+      input.type = "hidden";
+      input.name = key;
+      input.value = fields[key];
+      viewForm.appendChild(input);
+    });
+    viewForm.requestSubmit();
+  }
+  var nodeForm = session.querySelector('[data-form="node-view"]');
+  function selectNode(name) {
+    var input = nodeForm && nodeForm.querySelector("[data-node-selected]");
+    if (!input) { sendView({node: name}); return; }
+    input.value = name;
+    nodeForm.requestSubmit();
+  }
+  session.addEventListener("click", function (ev) {
+    var t = ev.target;
+    if (!t.closest) { return; }
+    var set = t.closest("[data-view-set]");
+    if (set && !set.disabled) {
+      try { sendView(JSON.parse(set.getAttribute("data-view-set"))); } catch (e) { /* not JSON */ }
+      return;
+    }
+    var pick = t.closest("[data-select-node]");
+    if (pick) { selectNode(pick.getAttribute("data-select-node")); return; }
+    var cell = t.closest("[data-heat] i[data-n]");
+    if (cell) { selectNode(cell.getAttribute("data-n")); }
+  });
+  // a cell's figures on hover (one title set when needed keeps each frame small)
+  var LEVELS = ["0–9%", "10–19%", "20–29%", "30–39%", "40–49%", "50–59%", "60–69%", "70–79%",
+                "80–89%", "90–99%", "100%", "over allocatable"];
+  session.addEventListener("mouseover", function (ev) {
+    var cell = ev.target.closest && ev.target.closest("[data-heat] i[data-n]");
+    if (!cell || cell.title) { return; }
+    var overview = cell.closest("[data-node-overview]");
+    var level = parseInt((cell.className.match(/\bh(\d+)\b/) || [0, 0])[1], 10);
+    var notes = [];
+    if (/\bc\b/.test(cell.className)) { notes.push("cordoned"); }
+    if (/\bn\b/.test(cell.className)) { notes.push("nominated pods"); }
+    if (/\bs\b/.test(cell.className)) { notes.push("selected"); }
+    cell.title = cell.getAttribute("data-n") + ": " + (overview ? overview.getAttribute("data-colour") : "") +
+      " " + LEVELS[level] + " requested" + (notes.length ? " · " + notes.join(", ") : "") + " (click for its card)";
+  });
+  // typing a node's whole name in "find node" selects it
+  var find = session.querySelector("[data-node-find]");
+  if (find) {
+    find.addEventListener("change", function () {
+      var name = find.value.trim();
+      var options = document.getElementById("node-names");
+      if (!options || !name) { return; }
+      var exact = Array.prototype.some.call(options.options, function (o) { return o.value === name; });
+      var input = nodeForm.querySelector("[data-node-selected]");
+      if (exact && input) { input.value = name; }
+    }, true);
+  }
+
   function afterFrame() { readOnly(); scrollLog(); }
 
-  session.addEventListener("htmx:wsOpen", function () { connection("open", "● live"); });
+  session.addEventListener("htmx:wsOpen", function () {
+    connection("open", "● live");
+    // a new socket starts with the default view: send this page's again
+    if (nodeForm && Array.prototype.some.call(nodeForm.querySelectorAll("input"), function (i) { return i.value; })) {
+      window.setTimeout(function () { nodeForm.requestSubmit(); }, 0);
+    }
+  });
   session.addEventListener("htmx:wsClose", function (ev) {
     connection("closed", "○ reconnecting…");
     var code = ev.detail && ev.detail.event && ev.detail.event.code;
