@@ -17,6 +17,15 @@ def balanced_resource_scorer(requested, allocatable) -> int:
     """balancedResourceScorer: (1 - the standard deviation of the requested/allocatable
     fractions, each capped at 1) * MaxNodeScore, truncated.  With two resources the
     deviation is |f0 - f1| / 2; resources the node lacks are left out."""
+    if len(requested) == 2 and allocatable[0] and allocatable[1]:
+        # the default two resources, both offered: the same arithmetic without the list
+        f0 = float(requested[0]) / float(allocatable[0])
+        f1 = float(requested[1]) / float(allocatable[1])
+        if f0 > 1:
+            f0 = 1.0
+        if f1 > 1:
+            f1 = 1.0
+        return int((1 - math.fabs((f0 - f1) / 2)) * float(MAX_NODE_SCORE))
     fractions = []
     total = 0.0
     for i in range(len(requested)):

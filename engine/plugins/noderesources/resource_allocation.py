@@ -27,7 +27,7 @@ class ResourceAllocationScorer:
     requests (a container without a request counts 100m CPU / 200MiB); True
     (BalancedAllocation) uses the plain requests.
     """
-    __slots__ = ("name", "scorer", "resources", "use_requested", "_kinds")
+    __slots__ = ("name", "scorer", "resources", "use_requested", "_kinds", "_cpu_memory")
 
     def __init__(self, name: str, scorer, resources, use_requested: bool = False):
         self.name = name
@@ -35,6 +35,8 @@ class ResourceAllocationScorer:
         self.resources = list(resources)
         self.use_requested = use_requested
         self._kinds = [(r, _kind(r)) for r, _ in self.resources]
+        # the default resources, cpu then memory: score_nodes takes a shorter path (same results)
+        self._cpu_memory = [r for r, _ in self.resources] == ["cpu", "memory"]
 
     def calculate_pod_resource_request(self, pod, resource: str) -> int:
         """resourceAllocationScorer.calculatePodResourceRequest: PodRequests of the pod, with
@@ -72,6 +74,8 @@ class ResourceAllocationScorer:
 
     def score_nodes(self, pod, node_infos, pod_requests):
         """``score`` for every node: (list of scores, None) or (None, the first error)."""
+        if self._cpu_memory:
+            return self._score_nodes_cpu_memory(node_infos, pod_requests), None
         score = self.score
         out = []
         for ni in node_infos:
@@ -80,6 +84,31 @@ class ResourceAllocationScorer:
                 return None, status
             out.append(v)
         return out, None
+
+    def _score_nodes_cpu_memory(self, node_infos, pod_requests):
+        """``score`` of each node for the resources cpu and memory, with the loop over the
+        resources unrolled: a resource the node does not offer counts as (0 requested, 0
+        allocatable), as ``score`` leaves it out."""
+        cpu_request, memory_request = pod_requests
+        scorer = self.scorer
+        out = []
+        append = out.append
+        if self.use_requested:
+            for ni in node_infos:
+                alloc = ni.node.allocatable
+                a0 = alloc.get("cpu", 0)
+                a1 = alloc.get("memory", 0)
+                requested = ni.requested
+                append(scorer([requested.get("cpu", 0) + cpu_request if a0 else 0,
+                               requested.get("memory", 0) + memory_request if a1 else 0], [a0, a1]))
+        else:
+            for ni in node_infos:
+                alloc = ni.node.allocatable
+                a0 = alloc.get("cpu", 0)
+                a1 = alloc.get("memory", 0)
+                append(scorer([ni.non0_cpu + cpu_request if a0 else 0,
+                               ni.non0_mem + memory_request if a1 else 0], [a0, a1]))
+        return out
 
     def score(self, pod, node_info, pod_requests):
         """resourceAllocationScorer.score -> (score, Status | None): calculateResourceAllocatableRequest
