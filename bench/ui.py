@@ -17,7 +17,8 @@
 
 3. **The page at scale** (``--scale-nodes``, default 5000, with ``--scale-pods`` pending
    pods, a tenth of them too big for any node): step-cycle, step-point and step-event
-   ``--scale-samples`` times each; click -> DOM change and click -> the next animation frame
+   ``--scale-samples`` times each; click -> the frame received by the page (the server's
+   share), click -> DOM change and click -> the next animation frame
    after it (the new DOM styled, laid out and painted), p50 and p95, the number of elements in
    the page and its height in pixels after the last step, and the server's memory.
    ``--only-scale`` runs this part alone.
@@ -69,14 +70,22 @@ MEASURE_STEP = """async (action) => {
 MEASURE_STEP_PAINTED = """async (action) => {
     const before = document.querySelector('#panel-header').dataset.version;
     const root = document.querySelector('[data-session]');
+    let message = null;
+    const onMessage = (ev) => {
+        if (message === null && (ev.detail.message || '').indexOf('id="panel-header"') !== -1) {
+            message = performance.now() - t0;
+        }
+    };
+    root.addEventListener('htmx:wsBeforeMessage', onMessage);
     return await new Promise((resolve) => {
         const observer = new MutationObserver(() => {
             const header = document.querySelector('#panel-header');
             if (header && header.dataset.version !== before) {
                 observer.disconnect();
+                root.removeEventListener('htmx:wsBeforeMessage', onMessage);
                 const dom = performance.now() - t0;
                 requestAnimationFrame(() => setTimeout(() => resolve({
-                    dom: dom, painted: performance.now() - t0,
+                    message: message, dom: dom, painted: performance.now() - t0,
                     elements: document.getElementsByTagName('*').length,
                     height: document.documentElement.scrollHeight}), 0));
             }
@@ -296,13 +305,18 @@ def measure_scale(page, server, workdir: Path, args) -> dict:
             samples.append(page.evaluate(MEASURE_STEP_PAINTED, action))
             rss.append(server.memory()["VmRSS"])
         dom = [s["dom"] for s in samples]
+        message = [s["message"] for s in samples if s["message"] is not None]
         painted = [s["painted"] for s in samples]
-        out[action] = {"dom_p50_ms": round(percentile(dom, 50), 1), "dom_p95_ms": round(percentile(dom, 95), 1),
+        out[action] = {"message_p50_ms": round(percentile(message, 50), 1) if message else None,
+                       "message_p95_ms": round(percentile(message, 95), 1) if message else None,
+                       "dom_p50_ms": round(percentile(dom, 50), 1), "dom_p95_ms": round(percentile(dom, 95), 1),
                        "painted_p50_ms": round(percentile(painted, 50), 1),
                        "painted_p95_ms": round(percentile(painted, 95), 1),
                        "max_ms": round(max(painted), 1), "samples": len(samples),
                        "elements": samples[-1]["elements"], "page_height_px": samples[-1]["height"]}
         r = out[action]
+        print(f"{args.scale_nodes} nodes {action:11s} click -> frame received p50 {r['message_p50_ms']} ms "
+              f"p95 {r['message_p95_ms']} ms", flush=True)
         print(f"{args.scale_nodes} nodes {action:11s} click -> DOM p50 {r['dom_p50_ms']:7.1f} ms p95 "
               f"{r['dom_p95_ms']:7.1f} ms; -> painted p50 {r['painted_p50_ms']:7.1f} ms p95 "
               f"{r['painted_p95_ms']:7.1f} ms; {r['elements']} elements, page {r['page_height_px']} px",

@@ -558,11 +558,17 @@ def _requests(requests: dict) -> str:
 # ---------------------------------------------------------------------- the current cycle
 
 def current_cycle(events: list, position: int, index: TraceIndex) -> dict | None:
-    """The latest scheduling cycle that started within the first ``position`` events."""
+    """The latest scheduling cycle that started within the first ``position`` events (the
+    last one read is kept: a page with its own view re-renders the same position)."""
     i = index.last_cycle_start(position)
     if i is None:
         return None
-    return cycle_at(events, i, position)
+    cached = getattr(index, "_cycle", None)
+    if cached is not None and cached[0] == (i, position) and cached[1]["pod"] == events[i]["pod"]:
+        return cached[1]
+    ctx = cycle_at(events, i, position)
+    index._cycle = ((i, position), ctx)
+    return ctx
 
 
 def cycle_at(events: list, i: int, position: int) -> dict:
@@ -677,11 +683,41 @@ def filter_window(cycle: dict | None, view=None) -> None:
     elif outcome == "filtered":
         rows = [r for r in rows if not r["passed"]]
     pager = _pager(len(rows), MATRIX_PAGE, view.get("page-matrix", 0))
-    f.update(rows=rows[pager["start"]:pager["last"]], pager=pager, outcome=outcome, matched=len(rows),
+    window = rows[pager["start"]:pager["last"]]
+    for row in window:
+        if "html" not in row and not any(c is not None and c.get("error") for c in row["cells"]):
+            row["html"] = _matrix_row_html(row)
+    f.update(rows=window, pager=pager, outcome=outcome, matched=len(rows),
              filtered_out=f["evaluated"] - f["feasible"], hidden=0, paged=True,
              outcomes=[{"name": o, "label": label, "count": count, "pressed": o == outcome}
                        for o, label, count in (("all", "all", f["evaluated"]), ("feasible", "✓ feasible", f["feasible"]),
                                                ("filtered", "✗ filtered out", f["evaluated"] - f["feasible"]))])
+
+
+def _matrix_row_html(row: dict) -> str:
+    """One row of the Filter matrix, as _filter_matrix.html writes it (a row with a plugin's
+    error stays with the template, which includes the error's popover). Built here: a page of
+    50 rows × 10 plugins through the template language costs more than the rest of the panel."""
+    from visualizer.templatetags.visualizer_extras import camelbreak
+    cells = []
+    for cell in row["cells"]:
+        if cell is None:
+            cells.append('<td class="cell--none"><span title="not run (an earlier filter rejected the node)">·</span></td>')
+            continue
+        code = cell["code"]
+        mark = "✓" if code == "Success" else ("↷" if code == "Skip" else "✗")
+        reasons = (format_html('<span class="reasons">{}</span>', "; ".join(cell["reasons"]))
+                   if cell.get("reasons") else "")
+        cells.append(format_html('<td class="cell--{} {}" data-plugin="{}" data-code="{}"><span class="code">{} {}</span>{}</td>',
+                                 code.lower(), "cell--pass" if cell["ok"] else "cell--fail", cell["plugin"], code,
+                                 mark, camelbreak(code), reasons))
+    passed = row["passed"]
+    return format_html(
+        '<tr data-filter-node="{}" class="{}"><th scope="row" class="node-cell">{} {}</th>{}</tr>',
+        row["node"], "row--pass" if passed else "row--fail",
+        mark_safe('<span class="mark mark--ok" title="feasible">✓</span>' if passed else
+                  '<span class="mark mark--fail" title="filtered out">✗</span>'),
+        row["node"], mark_safe("".join(cells)))
 
 
 def _score_cell(results: dict) -> dict:
@@ -1060,8 +1096,19 @@ def narrative(live, mom, events: list, position: int, index: TraceIndex) -> dict
 
 
 def targets(live, mom) -> dict:
+    """The names the injection, log-filter and node-search fields offer. Joined here, not in a
+    template: 10,000 pods and 5,000 nodes are 15,000 options, and the same list is built again
+    only when a pod or node comes or goes."""
     engine = live.stepper.engine
-    return {"pods": sorted(mom["pods"]), "nodes": sorted(engine.nodes)}
+    pods, nodes = sorted(mom["pods"]), sorted(engine.nodes)
+    key = (len(pods), len(nodes), hash(tuple(pods)), hash(tuple(nodes)))
+    cached = getattr(live, "_targets_html", None)
+    if cached is None or cached[0] != key:
+        option = '<option value="{}"></option>'.format
+        cached = (key, mark_safe("".join(option(escape(k)) for k in pods)),
+                  mark_safe("".join(option(escape(n)) for n in nodes)))
+        live._targets_html = cached
+    return {"pods": pods, "nodes": nodes, "pod_options": cached[1], "node_options": cached[2]}
 
 
 # ---------------------------------------------------------------------- the whole page

@@ -188,6 +188,9 @@
   function animating() {
     if (!document.startViewTransition || !motionWanted()) { return false; }
     if (reducedMotion && reducedMotion.matches) { return false; }
+    // A large cluster shows the node overview (no pod elements on nodes to move to), and a
+    // View Transition over its thousands of cells costs more than the step itself.
+    if (session.querySelector("[data-overview]")) { return false; }
     var header = session.querySelector("[data-playing]");
     if (header) {
       var speed = parseFloat(header.getAttribute("data-playing"));
@@ -205,6 +208,7 @@
     pending = done;
     done.then(function () { if (pending === done) { pending = null; } });
   }
+  var HTMX_ATTRS = "[hx-get], [hx-post], [hx-vals], [hx-trigger], [hx-ext], [ws-send], [ws-connect], [hx-on], [hx-target], [hx-swap]";
   function swapFrame(message) {
     var template = document.createElement("template");
     template.innerHTML = message;
@@ -212,7 +216,8 @@
       var old = fresh.id && document.getElementById(fresh.id);
       if (!old) { return; }
       old.replaceWith(fresh);
-      window.htmx.process(fresh);
+      // only what has htmx attributes needs processing (a 5,000-cell overview has none)
+      if (fresh.matches(HTMX_ATTRS) || fresh.querySelector(HTMX_ATTRS)) { window.htmx.process(fresh); }
     });
     // the same event as a frame htmx swaps itself: listeners see every frame either way
     session.dispatchEvent(new CustomEvent("htmx:wsAfterMessage", {bubbles: true, detail: {message: message}}));
@@ -222,9 +227,12 @@
     var message = ev.detail.message;
     if (typeof message !== "string" || !window.htmx) { return; }
     var moves = message.indexOf('id="panel-queues"') !== -1 || message.indexOf('id="panel-nodes"') !== -1;
-    var animate = moves && animating();
-    if (!animate && !pending) { return; }   // htmx swaps it now, in order
+    var animate = moves && animating() && message.indexOf("data-overview") === -1;
     ev.preventDefault();
+    // Swapped here, not by htmx: replacing each panel by its id is all a frame needs, and
+    // htmx's own out-of-band swap and settling take about twice as long on a large frame
+    // (a 5,000-node overview; docs/benchmarks.md).
+    if (!animate && !pending) { swapFrame(message); return; }
     enqueue(function () {
       if (!animate || !animating()) { swapFrame(message); return null; }
       return document.startViewTransition(function () { swapFrame(message); }).updateCallbackDone;

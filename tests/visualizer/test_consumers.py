@@ -228,3 +228,36 @@ async def test_a_socket_from_another_origin_is_refused(create):
     connected, _ = await comm.connect()
     assert not connected
     await comm.disconnect()
+
+
+async def test_a_follower_may_set_its_own_view_of_a_large_cluster(create):
+    """A page's own view (queue pages, node search and selection, matrix page): a follower may
+    set it; the server answers with those panels re-rendered, later frames keep it, and the
+    presenter's page is not changed by it."""
+    import importlib.util
+    from pathlib import Path
+    spec = importlib.util.spec_from_file_location("large", Path(__file__).with_name("test_large_cluster.py"))
+    large = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(large)
+    session = await in_thread(runner.create_session)(large.scenario_text(), "large.json")
+    p, f = await presenter(session), await follower(session)
+    await p.receive_from()
+    await f.receive_from()
+    await p.send_json_to({"action": "step-cycle"})
+    await receive_until(f, lambda m: (position(m) or 0) > 0)
+    await f.send_json_to({"action": "view", "find": "n1", "node": "n12", "page-activeQ": "1"})
+    own = await receive_until(f, lambda m: 'id="panel-nodes"' in m)
+    assert 'data-n="n12" class="h0 m s"' in own and '<article class="node' in own
+    assert 'data-pager="activeQ"' in own and "11–20 of 24" in own
+    # the view holds for this socket's later frames only
+    await p.send_json_to({"action": "step-cycle"})
+    f_frame = await receive_until(f, lambda m: 'id="panel-nodes"' in m and position(m) is not None)
+    p_frame = await receive_until(p, lambda m: 'id="panel-nodes"' in m and position(m) == position(f_frame))
+    assert 'data-n="n12" class="h0 m s"' in f_frame and "11–20 of 23" in f_frame
+    assert 'data-n="n12" class="h0"' in p_frame and "1–10 of 23" in p_frame
+    # a field left out keeps its value; an empty one resets it
+    await f.send_json_to({"action": "view", "find": ""})
+    own = await receive_until(f, lambda m: 'id="panel-nodes"' in m)
+    assert 'data-n="n12" class="h0 s"' in own and "11–20 of 23" in own
+    await p.disconnect()
+    await f.disconnect()

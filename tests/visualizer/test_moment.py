@@ -75,16 +75,52 @@ def check_every_position(path):
         # pods waiting on Permit (scenarios with a Permit plugin only)
         assert mom["waitingPods"] == ref.get("waitingPods"), where
         assert mom["customObjects"] == ref.get("customObjects"), where
+        # the node overview (large clusters) colours each node by the same moment's pods
+        assert _overview_pod_levels(st, p, mom) == _expected_pod_levels(st, expected), where
     assert st.position == len(st.events) and st.position > 0
     st.partial_positions = partial_positions
     return st
+
+
+def _overview_pod_levels(st, p, mom) -> dict:
+    """{node: the tenth of its cpu requested/allocatable the node overview shows}, the overview forced
+    on whatever the cluster's size."""
+    import re
+    limit = presenters.NODE_CARD_LIMIT
+    presenters.NODE_CARD_LIMIT = -1
+    try:
+        ctx = presenters.nodes(SimpleNamespace(stepper=st, position=p, last_change=(p, p)), mom, {"colour": "cpu"})
+    finally:
+        presenters.NODE_CARD_LIMIT = limit
+    if not ctx["overview"]:
+        return {}
+    return {name: int(level) for name, level in re.findall(r'<i data-n="([^"]+)" class="h(\d+)', str(ctx["cells"]))}
+
+
+def _expected_pod_levels(st, on_nodes) -> dict:
+    """The same from the reference's pods on nodes and their requests."""
+    engine, levels = st.engine, {}
+    removed = {info["key"]: info for info in st._moment_recorder.removed.values()}
+    used = {}
+    for key, node, _phase in on_nodes:
+        pod = engine.pods.get(key)
+        requests = pod.requests if pod is not None else removed[key]["requests"]
+        used[node] = used.get(node, 0) + requests.get("cpu", 0)
+    for name in engine.cache.node_tree.list():
+        node = engine.cache.nodes[name].node
+        if node is None:
+            continue
+        total, count = node.allocatable.get("cpu", 0), used.get(name, 0)
+        levels[name] = (11 if count > total else min(10, 10 * count // total)) if total else (11 if count else 0)
+    return levels
 
 
 def _shown(st, index):
     mom = moment.moment(st, st.state(), index.extend())
     cards = presenters.nodes(SimpleNamespace(stepper=st, position=st.position, last_change=(st.position, st.position)), mom)["cards"]
     return (mom["queues"], mom["metrics"], mom["time"], mom["schedulingCycle"], mom["nominatedPods"],
-            mom["waiting"], mom["in_flight"], [(c["name"], c["pods"], c["resources"]) for c in cards])
+            mom["waiting"], mom["in_flight"], [(c["name"], c["pods"], c["resources"]) for c in cards],
+            _overview_pod_levels(st, st.position, mom))
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])
