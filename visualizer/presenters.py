@@ -607,7 +607,7 @@ def cycle_at(events: list, i: int, position: int) -> dict:
                     filter_nodes.append(node)
                 if plugin not in filter_plugins:
                     filter_plugins.append(plugin)
-                cells[(node, plugin)] = _result(e)
+                cells[(node, plugin)] = e   # made a cell (_result) only for the rows shown
             elif point in ("Score", "NormalizeScore") and e.get("node") is None:
                 pass     # a failed call for no node in particular: listed with the cycle's errors
             elif point in ("Score", "NormalizeScore"):
@@ -648,10 +648,14 @@ def cycle_at(events: list, i: int, position: int) -> dict:
         elif t in ("CycleStart", "CycleSkipped"):
             break
     if filter_nodes:
-        rows = [{"node": n, "cells": [cells.get((n, p)) for p in filter_plugins],
-                 "passed": all(c is None or c["ok"] for c in (cells.get((n, p)) for p in filter_plugins))
-                 and any(cells.get((n, p)) for p in filter_plugins)}
-                for n in filter_nodes]
+        rows = []
+        for n in filter_nodes:
+            calls = [cells.get((n, p)) for p in filter_plugins]
+            rows.append({"node": n, "calls": calls,
+                         "passed": any(calls) and all(c is None or (c.get("code") or "Error") in (SUCCESS, "Skip")
+                                                      for c in calls)})
+        for row in rows[:MATRIX_ROWS]:
+            _fill_cells(row)
         ctx["filter"] = {"plugins": filter_plugins, "rows": rows[:MATRIX_ROWS], "all_rows": rows,
                          "hidden": max(0, len(rows) - MATRIX_ROWS), "evaluated": len(rows),
                          "feasible": sum(1 for r in rows if r["passed"])}
@@ -666,6 +670,12 @@ def cycle_at(events: list, i: int, position: int) -> dict:
         ctx["scores"]["rows"] = rows[:MATRIX_ROWS]
     ctx["points"] = [{"name": p, "done": p in seen_points} for p in EXTENSION_POINTS]
     return ctx
+
+
+def _fill_cells(row: dict) -> None:
+    """A Filter-matrix row's cells (_result of each call, None where the plugin did not run)."""
+    if "cells" not in row:
+        row["cells"] = [_result(c) if c is not None else None for c in row["calls"]]
 
 
 def filter_window(cycle: dict | None, view=None) -> None:
@@ -685,6 +695,7 @@ def filter_window(cycle: dict | None, view=None) -> None:
     pager = _pager(len(rows), MATRIX_PAGE, view.get("page-matrix", 0))
     window = rows[pager["start"]:pager["last"]]
     for row in window:
+        _fill_cells(row)
         if "html" not in row and not any(c is not None and c.get("error") for c in row["cells"]):
             row["html"] = _matrix_row_html(row)
     f.update(rows=window, pager=pager, outcome=outcome, matched=len(rows),

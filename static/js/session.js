@@ -215,7 +215,16 @@
     Array.prototype.slice.call(template.content.children).forEach(function (fresh) {
       var old = fresh.id && document.getElementById(fresh.id);
       if (!old) { return; }
+      // scrolled boxes (the node overview, the Filter matrix) stay where the reader left them
+      var scrolls = {};
+      old.querySelectorAll("[data-keep-scroll]").forEach(function (el) {
+        scrolls[el.getAttribute("data-keep-scroll")] = [el.scrollTop, el.scrollLeft];
+      });
       old.replaceWith(fresh);
+      fresh.querySelectorAll("[data-keep-scroll]").forEach(function (el) {
+        var at = scrolls[el.getAttribute("data-keep-scroll")];
+        if (at) { el.scrollTop = at[0]; el.scrollLeft = at[1]; }
+      });
       // only what has htmx attributes needs processing (a 5,000-cell overview has none)
       if (fresh.matches(HTMX_ATTRS) || fresh.querySelector(HTMX_ATTRS)) { window.htmx.process(fresh); }
     });
@@ -305,7 +314,19 @@
     }, true);
   }
 
-  function afterFrame() { readOnly(); scrollLog(); }
+  // a node just selected (a click, a search) is scrolled into the overview's view
+  var shownSelection = null;
+  function showSelection() {
+    var heat = document.querySelector("[data-heat]");
+    var cell = heat && heat.querySelector("i.s");
+    var name = cell ? cell.getAttribute("data-n") : null;
+    if (cell && name !== shownSelection) {
+      heat.scrollTop = Math.max(0, cell.offsetTop - heat.clientHeight / 2);   // .heat is positioned
+    }
+    shownSelection = name;
+  }
+
+  function afterFrame() { readOnly(); scrollLog(); showSelection(); }
 
   session.addEventListener("htmx:wsOpen", function () {
     connection("open", "● live");

@@ -88,6 +88,13 @@ def test_the_page_at_5000_nodes(server, page, browser, tmp_path, session_page):
     expect(card).to_be_visible()
     expect(card).to_contain_text("topology.kubernetes.io/zone=zone-1")   # 4321 % 3
     expect(heat.locator('i[data-n="n4321"]')).to_have_class("h0 m s")
+    # the overview scrolled to the node selected, and stays there across a step
+    box, cell = heat.bounding_box(), heat.locator("i.s").bounding_box()
+    assert box["y"] <= cell["y"] and cell["y"] + cell["height"] <= box["y"] + box["height"], (box, cell)
+    scrolled = heat.evaluate("e => e.scrollTop")
+    assert scrolled > 0
+    s.step("step-event")
+    assert heat.evaluate("e => e.scrollTop") == scrolled
     page.locator("#panel-nodes").screenshot(path=str(ROOT / "docs" / "images" / "large-cluster.png"),
                                             animations="disabled")
     page.locator("[data-node-find]").fill("n0042")
