@@ -310,6 +310,7 @@ def measure_scale(page, server, workdir: Path, args) -> dict:
     path.write_text(json.dumps(scenario("bench-scale", args.scale_nodes, args.scale_pods - big, big=big)))
     out = {"nodes": args.scale_nodes, "pods": args.scale_pods, "memory_before_mib": server.memory()}
     page.add_init_script(HOOK_SOCKET)
+    page.set_default_timeout(600_000)   # an upload of 10,000 pods takes a while to parse
     started = time.perf_counter()
     start_session(page, server, path)
     out["session_start_s"] = round(time.perf_counter() - started, 2)
