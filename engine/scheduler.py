@@ -226,7 +226,14 @@ class Engine:
         return self._events[0][0] if self._events else None
 
     def step(self, until: int | None = None) -> bool:
-        """Do one unit of work at or before ``until``.  Returns False if there was none."""
+        """Do one unit of work at or before ``until``.  Returns False if there was none.
+        Every trace event of the unit has reached the sinks when it returns."""
+        did = self._step(until)
+        if self.trace._pending is not None:
+            self.trace.flush()
+        return did
+
+    def _step(self, until):
         if not self._loaded:
             self._load()
             return True
@@ -676,6 +683,7 @@ class Engine:
             self._load()
         action.at = self.now
         self._apply_action(action)
+        self.trace.flush()
 
     # ------------------------------------------------------------------ PDBs
 
@@ -859,6 +867,13 @@ class Engine:
     next_start_node_index = 0
 
     def _find_nodes_that_pass_filters(self, fwk, state, pod, diagnosis, nodes, nominated=False):
+        out = self._filter_nodes(fwk, state, pod, diagnosis, nodes, nominated)
+        # the Filter results reach the trace's sinks now, while the engine is as it was when
+        # the plugins ran (a sink may read the engine's state at each event)
+        self.trace.flush()
+        return out
+
+    def _filter_nodes(self, fwk, state, pod, diagnosis, nodes, nominated):
         n = len(nodes)
         if n == 0:
             return [], None
@@ -911,8 +926,7 @@ class Engine:
         if self.trace.enabled:
             self.trace.emit("HostSelected", pod=pod.key, cycle=cycle, node=host,
                             scores={n: t for n, t, _ in totals},
-                            detail={n: {p: {"score": r, "normalized": s, "weighted": w} for p, (r, s, w) in d.items()}
-                                    for n, _t, d in totals},
+                            detail={n: d for n, _t, d in totals},
                             ties=ties,
                             reason=(f"highest total score {best}" + (
                                 f"; {len(ties)} nodes tie, and the simulator takes the first in evaluation order "

@@ -16,6 +16,7 @@ from __future__ import annotations
 from .quantity import US
 from .scheduler import Engine
 from .trace import Trace
+from .tracestore import EventLog
 
 GROUPED_POINTS = {"Filter", "Score", "NormalizeScore", "PreFilter", "PreScore", "PreEnqueue"}
 
@@ -23,10 +24,10 @@ GROUPED_POINTS = {"Filter", "Score", "NormalizeScore", "PreFilter", "PreScore", 
 class Stepper:
     def __init__(self, scenario, record=None):
         self.scenario = scenario
-        self.events: list = []
+        self.events = EventLog()        # list-like, compact (engine/tracestore.py)
         self.position = 0               # number of events revealed
         self.trace = Trace()
-        self.trace.add_sink(self.events.append)
+        self.trace.add_sink(self.events)
         self.engine = Engine(scenario, self.trace)
         self.injections: list = []      # [(position, virtual time, action)] in the order applied
         self._unit_end = 0              # len(events) after the last unit

@@ -4,35 +4,118 @@ Each event is a dict with ``seq``, ``time`` (seconds), ``type`` and the fields o
 Sinks are attached from outside (a list, a file writer, the web runner); with no sink and
 ``enabled`` False the engine skips building events altogether, which is what the headless
 benchmark's "trace off" mode measures.
+
+Per-node plugin results (Filter, Score, NormalizeScore) are most of a trace: thousands per
+cycle in a large cluster. The engine hands them over as an ``EventBatch`` (one extension
+point of one plugin run over many nodes, or one node's Filter plugins and the next nodes'):
+events of one type and one time whose fields are either the same for all of them or one
+column each. A sink with an ``add_batch`` method (``engine.tracestore.EventLog``) keeps the
+batch as it is; any other sink is called with each event as a dict, exactly as if the events
+had been emitted one by one, so ``trace.add_sink(events.append)`` and ``JsonLinesWriter``
+see the same dicts, with the same keys in the same order, as before batches existed.
 """
 from __future__ import annotations
 
 import json
 from .quantity import US
 
+_CONTAINERS = (list, dict)
+
+
+class EventBatch:
+    """``n`` consecutive trace events of one ``type`` at one ``time``, seqs ``start`` ..
+    ``start + n - 1``. After ``seq``, ``time`` and ``type``, each event has the fields
+    ``keys`` in that order; a field's value is ``cols[key][i]`` when the field has a column,
+    else ``const[key]``."""
+
+    __slots__ = ("start", "time", "type", "keys", "const", "cols", "n")
+
+    def __init__(self, start, time, type_, keys, const, cols, n):
+        self.start = start
+        self.time = time
+        self.type = type_
+        self.keys = keys
+        self.const = const
+        self.cols = cols
+        self.n = n
+
+    def event(self, i: int) -> dict:
+        """The ``i``-th event of the batch as a dict (lists and dicts are fresh copies)."""
+        d = {"seq": self.start + i, "time": self.time, "type": self.type}
+        cols, const = self.cols, self.const
+        for k in self.keys:
+            c = cols.get(k)
+            v = c[i] if c is not None else const[k]
+            if v.__class__ in _CONTAINERS:
+                v = v.copy()
+            d[k] = v
+        return d
+
+    def events(self):
+        for i in range(self.n):
+            yield self.event(i)
+
 
 class Trace:
-    __slots__ = ("enabled", "seq", "_clock", "_sinks", "cycle_context")
+    __slots__ = ("enabled", "seq", "_clock", "_sinks", "cycle_context", "_pending")
 
     def __init__(self, clock=None, enabled: bool = True):
         self.enabled = enabled
         self.seq = 0
         self._clock = clock or (lambda: 0)
-        self._sinks: list = []
+        self._sinks: list = []          # [(sink, its add_batch or None)]
+        self._pending = None            # a callable handing buffered rows over (see pend)
 
     def add_sink(self, sink) -> None:
-        """``sink(event_dict)`` is called for every event, in order."""
-        self._sinks.append(sink)
+        """``sink(event_dict)`` is called for every event, in order; a sink that also has an
+        ``add_batch(batch)`` method receives batches whole (see EventBatch)."""
+        self._sinks.append((sink, getattr(sink, "add_batch", None)))
         self.enabled = True
+
+    def now(self) -> float:
+        """The time the next event will carry (seconds)."""
+        return self._clock() / US
 
     def emit(self, type_: str, **fields) -> None:
         if not self.enabled:
             return
+        if self._pending is not None:
+            self.flush()
         event = {"seq": self.seq, "time": self._clock() / US, "type": type_}
         event.update(fields)
         self.seq += 1
-        for s in self._sinks:
+        for s, _ in self._sinks:
             s(event)
+
+    def emit_batch(self, type_: str, keys: tuple, const: dict, cols: dict, n: int, time=None) -> None:
+        """Emit ``n`` events at once (see EventBatch); ``time`` defaults to now."""
+        if not self.enabled or n <= 0:
+            return
+        if self._pending is not None:
+            self.flush()
+        batch = EventBatch(self.seq, self._clock() / US if time is None else time, type_, keys,
+                           const, cols, n)
+        self.seq += n
+        for s, add_batch in self._sinks:
+            if add_batch is not None:
+                add_batch(batch)
+            else:
+                for i in range(n):
+                    s(batch.event(i))
+
+    def pend(self, flush) -> None:
+        """Someone buffers rows for a batch: ``flush()`` (which must call ``emit_batch``) is
+        called before the next event is emitted, and by ``flush`` (the engine calls it at the
+        end of every unit of work), so the order of events is the order of the calls."""
+        if self._pending is not None and self._pending is not flush:
+            self.flush()
+        self._pending = flush
+
+    def flush(self) -> None:
+        pending = self._pending
+        if pending is not None:
+            self._pending = None
+            pending()
 
 
 class JsonLinesWriter:

@@ -40,6 +40,12 @@ def unknown_plugin_hint(name: str) -> str:
             f"or SCHEDULER_PLUGINS=FILE.py,... for the server: see docs/writing-plugins.md)")
 
 
+_RESULT_KEYS = ("pod", "cycle", "point", "plugin", "node", "code", "reasons", "score", "dryRun")
+_NORMALIZED_KEYS = ("pod", "cycle", "point", "plugin", "node", "code", "reasons", "score", "weight",
+                    "weightedScore", "dryRun")
+_NO_REASONS: list = []   # shared by batches; EventBatch hands out copies
+
+
 def _code_name(status) -> str:
     return "Success" if status is None else status.code.name
 
@@ -63,6 +69,10 @@ class Framework:
                  global_percentage: int = 0):
         self.profile_name = profile.scheduler_name
         self.trace = trace
+        self._frows = None      # Filter results waiting to reach the trace as one batch
+        self._frows_key = None
+        self._frows_time = 0.0
+        self._flush_frows_fn = self._flush_frows
         self.nominator = nominator
         self._pdb_lister = pdb_lister
         self._snapshot_fn = snapshot_fn
@@ -193,6 +203,37 @@ class Framework:
                         node=node, code=_code_name(status), reasons=_reasons(status), score=score,
                         dryRun=dry_run)
 
+    def _filter_rows(self, pod, dry_run) -> list:
+        """Where Filter PluginResults are buffered: consecutive Filter results of one pod,
+        cycle and dry-run flag reach the trace as one EventBatch (the same events, in the same
+        order, as one ``_emit`` per result). Any other event emitted meanwhile hands the rows
+        over first (Trace.pend)."""
+        rows = self._frows
+        key = (pod.key, self.cycle, dry_run)
+        if rows is None or self._frows_key != key:
+            if rows is not None:
+                self.trace.flush()
+            self._frows = rows = []
+            self._frows_key = key
+            self._frows_time = self.trace.now()
+            self.trace.pend(self._flush_frows_fn)
+        return rows
+
+    def _flush_frows(self):
+        rows, self._frows = self._frows, None
+        if not rows:
+            return
+        pod_key, cycle, dry_run = self._frows_key
+        const = {"pod": pod_key, "cycle": cycle, "point": "Filter", "score": None, "dryRun": dry_run}
+        cols = {"plugin": [r[0] for r in rows], "node": [r[1] for r in rows]}
+        statuses = [r[2] for r in rows]
+        if statuses.count(None) == len(rows):       # every result a Success
+            const["code"], const["reasons"] = "Success", _NO_REASONS
+        else:
+            cols["code"] = ["Success" if st is None else st.code.name for st in statuses]
+            cols["reasons"] = [_NO_REASONS if st is None else list(st.reasons) for st in statuses]
+        self.trace.emit_batch("PluginResult", _RESULT_KEYS, const, cols, len(rows), time=self._frows_time)
+
     def note_plugin_error(self, err: PluginCallError, pod=None, emit=False) -> None:
         """Called by a guarded plugin when one of its calls failed.  ``emit`` records a
         ``PluginError`` trace event, for calls that have no PluginResult of their own."""
@@ -266,13 +307,19 @@ class Framework:
     def run_filter_plugins(self, state, pod, node_info, dry_run=False):
         """RunFilterPlugins: the first non-Success stops the node's evaluation."""
         skip = state.skip_filter_plugins
-        tr = self.trace.enabled
+        rows = self._filter_rows(pod, dry_run) if self.trace.enabled else None
         for pl in self.filter_plugins:
             if skip and pl.name in skip:
                 continue
             status = pl.filter(state, pod, node_info)
-            if tr:
-                self._emit(pod, "Filter", pl.name, node_info.name, status, None, dry_run)
+            if rows is not None:
+                if status is not None and status.err is not None and isinstance(status.err, PluginCallError):
+                    self._emit(pod, "Filter", pl.name, node_info.name, status, None, dry_run)  # flushes rows
+                    rows = self._filter_rows(pod, dry_run)
+                else:
+                    if rows is not self._frows:     # the plugin's call emitted an event: new rows
+                        rows = self._filter_rows(pod, dry_run)
+                    rows.append((pl.name, node_info.name, status))
             if status is not None and status.code != _SUCCESS:
                 if not status.is_unschedulable():
                     return Status(Code.Error, [f"running {pl.name!r} filter plugin: {status.message()}"], pl.name, err=status.err)
@@ -368,8 +415,9 @@ class Framework:
     def run_score_plugins(self, state, pod, nodes):
         """RunScorePlugins: Score per node, NormalizeScore per plugin, check [0, 100], weight, sum.
 
-        Returns (list of (node name, total, {plugin: (raw, normalized, weighted)}), Status);
-        the per-plugin detail is filled only when the trace is on.
+        Returns (list of (node name, total, {plugin: {"score": raw, "normalized": normalized,
+        "weighted": weighted}}), Status); the per-plugin detail is filled only when the trace
+        is on (it is HostSelected's ``detail``).
         """
         skip = state.skip_score_plugins
         plugins = [pl for pl in self.score_plugins if pl.name not in skip] if skip else list(self.score_plugins)
@@ -411,18 +459,19 @@ class Framework:
             return [(names[i], totals[i], None) for i in range(n)], None
         details = [{} for _ in range(n)]
         for pl, raw, scores, normalized, w in per_plugin:
-            for i in range(n):
-                details[i][pl.name] = (raw[i], scores[i], scores[i] * w)
+            name = pl.name
+            for d, r, s in zip(details, raw, scores):
+                d[name] = {"score": r, "normalized": s, "weighted": s * w}
+        emit_batch = self.trace.emit_batch
         for pl, raw, scores, normalized, w in per_plugin:
-            for i in range(n):
-                self.trace.emit("PluginResult", pod=pod.key, cycle=self.cycle, point="Score", plugin=pl.name,
-                                node=names[i], code="Success", reasons=[], score=raw[i], dryRun=False)
+            const = {"pod": pod.key, "cycle": self.cycle, "point": "Score", "plugin": pl.name,
+                     "code": "Success", "reasons": _NO_REASONS, "dryRun": False}
+            emit_batch("PluginResult", _RESULT_KEYS, const, {"node": names, "score": raw}, n)
             if normalized:
-                for i in range(n):
-                    self.trace.emit("PluginResult", pod=pod.key, cycle=self.cycle, point="NormalizeScore",
-                                    plugin=pl.name, node=names[i], code="Success", reasons=[],
-                                    score=scores[i], weight=w, weightedScore=scores[i] * w,
-                                    dryRun=False)
+                const = dict(const, point="NormalizeScore", weight=w)
+                weighted = [s * w for s in scores]
+                emit_batch("PluginResult", _NORMALIZED_KEYS, const,
+                           {"node": names, "score": scores, "weightedScore": weighted}, n)
         return [(names[i], totals[i], details[i]) for i in range(n)], None
 
     # ------------------------------------------------------------------ Reserve .. PostBind

@@ -1,0 +1,302 @@
+"""A compact, list-like store of trace events: what the web UI keeps of a run.
+
+A list of event dicts costs about 750 bytes per event, and a large cluster's run has
+millions of events (thousands of per-node plugin results per scheduling cycle). ``EventLog``
+keeps the same events in a few flat arrays and expands one into today's dict only when it is
+read, so ``log[i]``, ``log[a:b]``, ``len(log)`` and iteration give exactly the dicts a
+``list`` sink would hold (same keys, same order, same values and types; lists and dicts in
+them are fresh copies).
+
+How it is stored:
+
+- every distinct value (a pod name, a plugin, a code, a time, a score, ``[]``) is kept once
+  and referred to by a small integer; lists and dicts are kept as ``marshal`` bytes, which
+  keep their exact types;
+- an event emitted on its own is its key tuple's number followed by its values' numbers in
+  one ``array('i')`` (``seq`` is not stored: it is the event's index);
+- an ``EventBatch`` (engine/trace.py: one extension point's per-node results) keeps its shared
+  fields once and one array per varying field: value numbers, or the integers themselves for
+  an integer column (scores).
+
+Events must arrive in order from seq 0 (a ``Trace`` sink: ``trace.add_sink(log)``).
+"""
+from __future__ import annotations
+
+import bisect
+import marshal
+import zlib
+from array import array
+
+from .trace import EventBatch
+
+_RAW = 0     # a column of integers, stored as they are
+_IDS = 1     # a column of value numbers
+_INT = {int}
+_BIG = 512   # containers whose marshal form is longer are zlib-compressed, not shared
+
+
+def _unbox(v, how):
+    if how == 1:
+        return marshal.loads(v)
+    if how == 2:
+        return marshal.loads(zlib.decompress(v))
+    return v
+
+
+class _StoredBatch:
+    __slots__ = ("start", "time", "type", "keys", "const", "cols", "n")
+
+    def __init__(self, start, time, type_, keys, const, cols, n):
+        self.start, self.time, self.type, self.keys = start, time, type_, keys
+        self.const, self.cols, self.n = const, cols, n
+
+
+class EventLog:
+    """An append-only sequence of trace events, stored compactly (see the module docstring)."""
+
+    def __init__(self):
+        self._vals: list = []           # value number -> value (marshal bytes for containers)
+        self._boxed = bytearray()       # value number -> 1 if the value is marshal bytes
+        self._str_ids: dict = {}
+        self._int_ids: dict = {}
+        self._other_ids: dict = {}      # (class, value) or marshal bytes -> value number
+        self._schemas: list = []        # key-tuple number -> key tuple (without "seq")
+        self._schema_ids: dict = {}
+        self._flat = array("i")         # single events: key-tuple number, value numbers...
+        self._rec_start = array("q")    # first seq of each record (a single event or a batch)
+        self._rec_ref = array("q")      # >= 0: offset in _flat; < 0: ~index in _batches
+        self._batches: list = []
+        self._n = 0
+        self._col_cache = (None, None)  # (the last column list encoded, its encoding)
+
+    # ------------------------------------------------------------------ values
+
+    def _new_value(self, v, table, key) -> int:
+        i = len(self._vals)
+        table[key] = i
+        self._vals.append(v)
+        self._boxed.append(0)
+        return i
+
+    def _vid(self, v) -> int:
+        c = v.__class__
+        if c is str:
+            i = self._str_ids.get(v)
+            return i if i is not None else self._new_value(v, self._str_ids, v)
+        if c is int:
+            i = self._int_ids.get(v)
+            return i if i is not None else self._new_value(v, self._int_ids, v)
+        if c is list or c is dict or c is tuple:
+            try:
+                key = marshal.dumps(v)
+            except ValueError:          # not marshallable: kept as the object itself
+                return self._new_value(v, {}, None)
+            if len(key) > _BIG:         # e.g. HostSelected's detail: one of a kind, compressed
+                i = self._new_value(zlib.compress(key, 1), {}, None)
+                self._boxed[i] = 2
+                return i
+            i = self._other_ids.get(key)
+            if i is None:
+                i = self._new_value(key, self._other_ids, key)
+                self._boxed[i] = 1
+            return i
+        if c is float and (v == 0.0 or v != v):
+            key = (c, repr(v))          # 0.0 and -0.0 compare equal; nan never does
+        else:
+            try:
+                key = (c, v)
+                hash(key)
+            except TypeError:
+                return self._new_value(v, {}, None)
+        i = self._other_ids.get(key)
+        return i if i is not None else self._new_value(v, self._other_ids, key)
+
+    def _value(self, i):
+        return _unbox(self._vals[i], self._boxed[i])
+
+    def _encode_column(self, col):
+        cached_src, cached = self._col_cache
+        if col is cached_src:
+            return cached
+        enc = None
+        for code in ("i", "q"):
+            try:
+                raw = array(code, col)      # fails at once on a string or a float
+            except OverflowError:
+                continue
+            except TypeError:
+                break
+            if set(map(type, col)) <= _INT:  # bools convert too, but must stay bools
+                enc = (_RAW, raw)
+            break
+        if enc is None:
+            sid = self._str_ids
+            try:
+                enc = (_IDS, array("i", [sid[v] for v in col]))     # strings seen before
+            except (KeyError, TypeError):
+                vid = self._vid
+                seen = {}       # id() -> value number, for the same object repeated (e.g. [])
+                ids = []
+                for v in col:
+                    i = seen.get(id(v))
+                    if i is None:
+                        i = vid(v)
+                        if v.__class__ is not str:
+                            seen[id(v)] = i
+                    ids.append(i)
+                enc = (_IDS, array("i", ids))
+        self._col_cache = (col, enc)
+        return enc
+
+    # ------------------------------------------------------------------ appending (a sink)
+
+    def __call__(self, event: dict) -> None:
+        self.append(event)
+
+    def append(self, event: dict) -> None:
+        if event["seq"] != self._n:
+            raise ValueError(f"EventLog: event seq {event['seq']} arrives at position {self._n}")
+        keys = tuple(event)[1:]
+        sid = self._schema_ids.get(keys)
+        if sid is None:
+            sid = self._schema_ids[keys] = len(self._schemas)
+            self._schemas.append(keys)
+        flat = self._flat
+        self._rec_start.append(self._n)
+        self._rec_ref.append(len(flat))
+        flat.append(sid)
+        vid = self._vid
+        for k in keys:
+            flat.append(vid(event[k]))
+        self._n += 1
+
+    def add_batch(self, batch: EventBatch) -> None:
+        if batch.start != self._n:
+            raise ValueError(f"EventLog: batch seq {batch.start} arrives at position {self._n}")
+        cols = {k: self._encode_column(c) for k, c in batch.cols.items()}
+        self._rec_start.append(self._n)
+        self._rec_ref.append(~len(self._batches))
+        self._batches.append(_StoredBatch(batch.start, batch.time, batch.type, batch.keys,
+                                          dict(batch.const), cols, batch.n))
+        self._n += batch.n
+
+    # ------------------------------------------------------------------ reading
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _single(self, seq: int, off: int) -> dict:
+        flat, vals, boxed = self._flat, self._vals, self._boxed
+        keys = self._schemas[flat[off]]
+        d = {"seq": seq}
+        j = off + 1
+        for k in keys:
+            i = flat[j]
+            v = vals[i]
+            d[k] = _unbox(v, boxed[i]) if boxed[i] else v
+            j += 1
+        return d
+
+    def _row(self, b: _StoredBatch, r: int) -> dict:
+        vals, boxed = self._vals, self._boxed
+        d = {"seq": b.start + r, "time": b.time, "type": b.type}
+        cols, const = b.cols, b.const
+        for k in b.keys:
+            c = cols.get(k)
+            if c is None:
+                v = const[k]
+                if v.__class__ is list or v.__class__ is dict:
+                    v = v.copy()
+            elif c[0] == _RAW:
+                v = c[1][r]
+            else:
+                i = c[1][r]
+                v = vals[i]
+                if boxed[i]:
+                    v = _unbox(v, boxed[i])
+            d[k] = v
+        return d
+
+    def _record_of(self, i: int) -> int:
+        return bisect.bisect_right(self._rec_start, i) - 1
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self._n)
+            if step != 1:
+                return [self[j] for j in range(start, stop, step)]
+            return list(self.scan(start, stop))
+        n = self._n
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("EventLog index out of range")
+        r = self._record_of(i)
+        ref = self._rec_ref[r]
+        if ref >= 0:
+            return self._single(i, ref)
+        b = self._batches[~ref]
+        return self._row(b, i - b.start)
+
+    def __iter__(self):
+        return self.scan(0, None)
+
+    def scan(self, start: int = 0, stop: int | None = None, *, batches: bool = True):
+        """The events ``start`` .. ``stop - 1`` in order, as dicts. With ``batches=False`` the
+        events stored as batches (per-node PluginResults of Filter, Score and NormalizeScore)
+        are left out, which makes a scan of a long run cost its other events only."""
+        n = self._n
+        stop = n if stop is None else max(0, min(stop, n))
+        start = max(0, start)
+        if start >= stop:
+            return
+        r = self._record_of(start)
+        rec_start, rec_ref, batches_ = self._rec_start, self._rec_ref, self._batches
+        nrec = len(rec_start)
+        i = start
+        while i < stop and r < nrec:
+            ref = rec_ref[r]
+            if ref >= 0:
+                yield self._single(i, ref)
+                i += 1
+            else:
+                b = batches_[~ref]
+                end = min(b.start + b.n, stop)
+                if batches:
+                    for j in range(i - b.start, end - b.start):
+                        yield self._row(b, j)
+                i = end
+            r += 1
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, (EventLog, list)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"<EventLog of {self._n} events>"
+
+    def type_at(self, i: int) -> str:
+        """The ``type`` of event ``i``, without expanding it."""
+        if i < 0:
+            i += self._n
+        r = self._record_of(i)
+        ref = self._rec_ref[r]
+        if ref < 0:
+            return self._batches[~ref].type
+        return self._vals[self._flat[ref + 1 + self._schemas[self._flat[ref]].index("type")]]
+
+    def nbytes(self) -> int:
+        """Roughly the memory the events take (arrays, batch headers, distinct values)."""
+        import sys
+        total = (self._flat.itemsize * len(self._flat) + self._rec_start.itemsize * len(self._rec_start)
+                 + self._rec_ref.itemsize * len(self._rec_ref) + len(self._boxed))
+        for b in self._batches:
+            total += 120 + 64 * len(b.const)
+            for _, arr in b.cols.values():
+                total += 64 + arr.itemsize * len(arr)
+        for v in self._vals:
+            total += sys.getsizeof(v) + 16
+        return total

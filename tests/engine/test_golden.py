@@ -1,0 +1,19 @@
+"""Optimisations keep every trace and state byte for byte: the JSON Lines trace and the state
+of small SchedulingBasic/PreemptionBasic workloads (bench/workloads.py) and of every lesson and
+example are the ones the engine produced before trace batches and the compact event store
+(tests/engine/golden/digests-80582fd.json, made by `python tests/engine/golden/digests.py
+ENGINE_ROOT` with that commit's engine). A change that means to change a trace regenerates
+the file and says why in its commit."""
+import json
+from pathlib import Path
+
+from tests.engine.golden.digests import digests
+
+STORED = Path(__file__).resolve().parent / "golden" / "digests-80582fd.json"
+
+
+def test_traces_and_states_are_byte_identical_to_the_stored_digests():
+    want = json.loads(STORED.read_text())
+    got = digests()
+    assert sorted(got) == sorted(want)
+    assert {k: v for k, v in got.items() if v != want[k]} == {}
