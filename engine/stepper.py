@@ -72,38 +72,63 @@ class Stepper:
 
     # ------------------------------------------------------------------ granularities
 
+    def advance(self, kind: str) -> int:
+        """One step of ``kind`` ("event", "point" or "cycle"), as ``step_<kind>``; returns how
+        many events it revealed, without reading them (what a caller that only moves wants)."""
+        start = self.position
+        {"event": self._step_event, "point": self._step_point, "cycle": self._step_cycle}[kind]()
+        return self.position - start
+
     def step_event(self) -> list:
+        """Reveal the next trace event."""
+        start = self.position
+        self._step_event()
+        return self.events[start:self.position]
+
+    def step_point(self) -> list:
+        """Reveal the next extension point's results (all PluginResults of one point of one
+        cycle, e.g. every node's Filter results), or one other event."""
+        start = self.position
+        self._step_point()
+        return self.events[start:self.position]
+
+    def step_cycle(self) -> list:
+        """Reveal events up to and including the next CycleEnd (or CycleSkipped)."""
+        start = self.position
+        self._step_cycle()
+        return self.events[start:self.position]
+
+    def _step_event(self) -> list:
         """Reveal the next trace event."""
         if not self._ensure(self.position + 1):
             return []
         self.position += 1
         return self.events[self.position - 1:self.position]
 
-    def step_point(self) -> list:
-        """Reveal the next extension point's results (all PluginResults of one point of one
-        cycle, e.g. every node's Filter results), or one other event."""
-        start = self.position
-        first = self.step_event()
+    def _step_point(self) -> None:
+        first = self._step_event()
         if not first:
-            return []
+            return
         e = first[0]
         if e["type"] == "PluginResult" and e.get("point") in GROUPED_POINTS:
             key = (e["pod"], e.get("cycle"), e["point"], e.get("dryRun"))
+            self.position = self.events.span(self.position - 1)[1]   # the rest of a stored batch
             while self._ensure(self.position + 1):
                 nxt = self.events[self.position]
                 if nxt["type"] != "PluginResult" or (nxt["pod"], nxt.get("cycle"), nxt["point"], nxt.get("dryRun")) != key:
                     break
-                self.position += 1
-        return self.events[start:self.position]
+                self.position = self.events.span(self.position)[1]
 
-    def step_cycle(self) -> list:
-        """Reveal events up to and including the next CycleEnd (or CycleSkipped)."""
-        start = self.position
+    def _step_cycle(self) -> None:
+        events = self.events
         while self._ensure(self.position + 1):
+            first, end = events.span(self.position)
+            if end - first > 1:                 # a stored batch: per-node results, no CycleEnd
+                self.position = end
+                continue
             self.position += 1
-            if self.events[self.position - 1]["type"] in ("CycleEnd", "CycleSkipped"):
+            if events.type_at(self.position - 1) in ("CycleEnd", "CycleSkipped"):
                 break
-        return self.events[start:self.position]
 
     def run_until(self, seconds: float, max_units: int | None = None) -> list:
         """Everything due at virtual times <= ``seconds`` happens and is revealed.

@@ -278,6 +278,40 @@ class EventLog:
     def __repr__(self) -> str:
         return f"<EventLog of {self._n} events>"
 
+    def scan_back(self, stop: int | None = None, start: int = 0, *, batches: bool = True):
+        """The events ``stop - 1`` down to ``start``, newest first (see ``scan``)."""
+        stop = self._n if stop is None else max(0, min(stop, self._n))
+        start = max(0, start)
+        if start >= stop:
+            return
+        r = self._record_of(stop - 1)
+        rec_ref, batches_ = self._rec_ref, self._batches
+        i = stop - 1
+        while i >= start and r >= 0:
+            ref = rec_ref[r]
+            if ref >= 0:
+                yield self._single(i, ref)
+                i -= 1
+            else:
+                b = batches_[~ref]
+                low = max(b.start, start)
+                if batches:
+                    for j in range(i - b.start, low - b.start - 1, -1):
+                        yield self._row(b, j)
+                i = b.start - 1
+            r -= 1
+
+    def span(self, i: int) -> tuple:
+        """(first, end) of the stored record holding event ``i``: the whole batch it is part
+        of, or (i, i + 1). The events of a batch share their type, time, pod, cycle, point and
+        dryRun."""
+        r = self._record_of(i)
+        ref = self._rec_ref[r]
+        if ref >= 0:
+            return i, i + 1
+        b = self._batches[~ref]
+        return b.start, b.start + b.n
+
     def type_at(self, i: int) -> str:
         """The ``type`` of event ``i``, without expanding it."""
         if i < 0:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 
+from visualizer.events import forward
 from visualizer.presenters import cycle_at, seconds
 
 HISTORY_CYCLES = 25        # the latest cycles shown in full; earlier ones are counted
@@ -30,13 +31,13 @@ class PodIndex:
 
     def extend(self) -> "PodIndex":
         events, by_pod, types = self.events, self.by_pod, self.TYPES
-        for i in range(self.upto, len(events)):
-            e = events[i]
+        end = len(events)
+        for e in forward(events, self.upto, end, quiet=False):     # a timeline's seq is its index
             if e["type"] in types:
                 key = e.get("pod")
                 if key is not None:
-                    by_pod.setdefault(key, []).append(i)
-        self.upto = len(events)
+                    by_pod.setdefault(key, []).append(e["seq"])
+        self.upto = end
         return self
 
     def of(self, pod_key: str, position: int) -> list:

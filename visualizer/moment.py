@@ -42,6 +42,7 @@ import bisect
 import math
 
 from engine import US
+from visualizer.events import backward
 
 QUEUE_NAMES = ("activeQ", "backoffQ", "unschedulablePods")
 _QUIET_POINTS = {"PreFilter", "Filter", "PreScore", "Score", "NormalizeScore"}
@@ -140,6 +141,10 @@ class Recorder:
                                           "requests": dict(pod.requests), "phase": phase,
                                           "queue": pending_key}
 
+    def add_batch(self, batch) -> None:
+        """A batch holds per-node results of Filter, Score or NormalizeScore (engine/trace.py),
+        which change nothing: there is nothing to record, and nothing is expanded."""
+
     def at(self, position: int):
         """The figures after ``position`` events: at the end of a unit if one ended there,
         else as the last of those events was emitted; None if not recorded."""
@@ -171,8 +176,7 @@ def _undo_queue_transition(queues, e, restore_source=True) -> None:
 
 def _last_queue_of(events, position, key, limit=50000):
     """The queue the latest revealed QueueTransition of ``key`` put it in (or None)."""
-    for i in range(position - 1, max(-1, position - 1 - limit), -1):
-        e = events[i]
+    for e in backward(events, position, position - limit, quiet=False):
         if e["type"] == "QueueTransition" and e["pod"] == key:
             return e.get("to")
     return None
@@ -235,15 +239,17 @@ def moment(stepper, state: dict, index) -> dict:
     created yet).
     """
     events, position = stepper.events, stepper.position
-    tail = events[position:]
+    partial = position < len(events)
+    # the unit's unrevealed events, newest first; batched per-node results change nothing
+    tail = list(backward(events, len(events), position, quiet=False)) if partial else []
     recorder = getattr(stepper, "_moment_recorder", None)
-    snap = recorder.at(position) if (tail and recorder is not None) else None
+    snap = recorder.at(position) if (partial and recorder is not None) else None
     base = snap or state
     queues = {name: list(keys) for name, keys in state["queues"].items()}
     pods = {k: dict(v) for k, v in state["pods"].items()}
     hide_on_nodes, restore_on_nodes, phase_on_nodes, hide_nodes = set(), {}, {}, set()
     moving = {}   # pods between two queues: their PreEnqueue checks are revealed, the move not
-    for e in reversed(tail):
+    for e in tail:
         t, key = e["type"], e.get("pod")
         if t == "QueueTransition":
             # a pod update and Activate (ForceActivate) run PreEnqueue with the pod still in its
@@ -339,5 +345,5 @@ def moment(stepper, state: dict, index) -> dict:
         "restore_on_nodes": restore_on_nodes,
         "phase_on_nodes": phase_on_nodes,
         "hide_nodes": hide_nodes,
-        "partial": bool(tail),
+        "partial": partial,
     }

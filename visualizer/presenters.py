@@ -21,6 +21,7 @@ from django.utils.safestring import mark_safe
 
 from engine import US
 from visualizer import markdown, moment
+from visualizer.events import backward, forward, may_match_batched
 
 PANELS = ("header", "timeline", "queues", "cycle", "nodes", "preemption", "log", "metrics",
           "narrative", "targets", "changes")
@@ -101,7 +102,8 @@ class TraceIndex:
 
     def extend(self) -> "TraceIndex":
         events, counts = self.events, self.counts
-        for e in events[self.upto:]:
+        quiet = any(may_match_batched(self.cues[i]["when"]) for i, seq in self.cue_matches.items() if seq is None)
+        for e in forward(events, self.upto, quiet=quiet):
             t = e["type"]
             if t == "QueueTransition":
                 if e.get("from") in counts:
@@ -277,8 +279,9 @@ def timeline(live) -> dict:
 def _last_transition_messages(keys, events, position, limit=50000) -> dict:
     """The message of each pod's latest revealed QueueTransition: why it is where it is."""
     out = {}
-    for i in range(position - 1, max(-1, position - 1 - limit), -1):
-        e = events[i]
+    if not keys:
+        return out
+    for e in backward(events, position, position - limit, quiet=False):
         if e["type"] == "QueueTransition" and e["pod"] in keys and e["pod"] not in out:
             out[e["pod"]] = e.get("message", "")
             if len(out) == len(keys):
@@ -295,7 +298,7 @@ def queues(live, mom, view=None) -> dict:
     moved = {}
     start, end = live.last_change
     if end > start:
-        for e in st.events[start:end]:
+        for e in forward(st.events, start, end, quiet=False):
             if e["type"] == "QueueTransition":
                 moved[e["pod"]] = e.get("from")
     view = view or {}
@@ -378,7 +381,7 @@ def nodes(live, mom, view=None) -> dict:
     landed = {}   # pods that just arrived on (or changed on) a node: the event that did it
     start, end = live.last_change
     if end > start:
-        for e in live.stepper.events[start:min(end, live.position)]:
+        for e in forward(live.stepper.events, start, min(end, live.position), quiet=False):
             if e["type"] in ("CycleEnd", "Bound", "PodDeleted", "BindFailed") and e.get("pod"):
                 landed[e["pod"]] = summary(e)
     restore_by_node = {}
@@ -957,7 +960,7 @@ def log(events: list, position: int, log_filter=None, row_cache=None) -> dict:
     cache = row_cache if row_cache is not None else {}
     for e in shown:
         row = cache.get(e["seq"])
-        if row is None or row["event"] is not e:
+        if row is None or row["event"] != e:
             pods, nodes = _subjects(e)
             row = {"seq": e["seq"], "position": e["seq"] + 1, "time": seconds(e["time"]), "type": e["type"],
                    "pods": sorted(pods), "nodes": sorted(nodes), "message": summary(e), "event": e,

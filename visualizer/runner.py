@@ -38,6 +38,7 @@ Bounds, so that one presenter cannot starve the other sessions of the process:
 from __future__ import annotations
 
 import asyncio
+import bisect
 import datetime
 import json
 import logging
@@ -55,6 +56,7 @@ from engine.quantity import MAX_DURATION_SECONDS
 from engine.scenario import parse_action
 from engine.stepper import GROUPED_POINTS, Stepper
 from visualizer import metrics, moment
+from visualizer.events import forward, span
 from visualizer.models import Session
 
 log = logging.getLogger(__name__)
@@ -301,19 +303,19 @@ class LiveSession:
             return p + 1
         if kind == "point":
             e = ev[p]
-            q = p + 1
+            q = span(ev, p)[1]          # a stored batch is one point's results: taken whole
             if e["type"] == "PluginResult" and e.get("point") in GROUPED_POINTS:
                 key = (e["pod"], e.get("cycle"), e["point"], e.get("dryRun"))
-                while q < hw and ev[q]["type"] == "PluginResult" and (
-                        ev[q]["pod"], ev[q].get("cycle"), ev[q]["point"], ev[q].get("dryRun")) == key:
-                    q += 1
-            return q
-        q = p
-        while q < hw:
-            q += 1
-            if ev[q - 1]["type"] in ("CycleEnd", "CycleSkipped"):
-                break
-        return q
+                while q < hw:
+                    f = ev[q]
+                    if f["type"] != "PluginResult" or (f["pod"], f.get("cycle"), f["point"], f.get("dryRun")) != key:
+                        break
+                    q = span(ev, q)[1]
+            return min(q, hw)
+        for e in forward(ev, p, hw, quiet=False):   # batched per-node results are no CycleEnd
+            if e["type"] in ("CycleEnd", "CycleSkipped"):
+                return e["seq"] + 1
+        return hw
 
     def move_to(self, target: int) -> None:
         """Show the run after ``target`` events of the recorded timeline (time travel)."""
@@ -344,7 +346,7 @@ class LiveSession:
             return True
         if self.stepper.position >= len(self.stepper.events):   # new engine work: within budget?
             self.check_budget()
-        got = getattr(self.stepper, f"step_{kind}")()
+        got = self.stepper.advance(kind)
         if not got:
             return False
         self._head_moved()
@@ -359,7 +361,9 @@ class LiveSession:
             raise ControlError(f"{seconds:g}s is not a time the engine can run to (0 to {MAX_DURATION_SECONDS}s)")
         until_us = int(round(seconds * US))
         if until_us < self.stepper.engine.now or (not self.at_head and until_us < self.head_clock_us):
-            known = sum(1 for e in self.timeline[:self.high_water] if int(round(e["time"] * US)) <= until_us)
+            # times never decrease along a timeline: the events at or before until_us come first
+            known = bisect.bisect_right(range(self.high_water), until_us,
+                                        key=lambda i: int(round(self.timeline[i]["time"] * US)))
             self.move_to(known)
             return True
         head_now = max(self.head_clock_us, self.stepper.engine.now)

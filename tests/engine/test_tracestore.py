@@ -184,3 +184,22 @@ def test_a_filter_plugin_error_keeps_its_place_among_the_batched_results():
     order = [n for n, _, _ in filt]
     assert order == sorted(order)               # nodes in evaluation order, the error in place
     assert [e["seq"] for e in events] == list(range(len(events)))
+
+
+def test_scan_back_and_span():
+    events, log = _run(_cluster(12, 30))
+    n = len(events)
+    assert _same(list(log.scan_back()), events[::-1])
+    assert _same(list(log.scan_back(n - 5, 7)), events[7:n - 5][::-1])
+    not_batched = [e for e in events
+                   if not (e["type"] == "PluginResult" and e["point"] in QUIET and "error" not in e)]
+    assert _same(list(log.scan_back(batches=False)), not_batched[::-1])
+    spans = {log.span(i) for i in range(n)}
+    covered = sorted(spans)
+    assert covered[0][0] == 0 and covered[-1][1] == n
+    assert all(a[1] == b[0] for a, b in zip(covered, covered[1:]))    # records tile the log
+    for first, end in spans:
+        if end - first > 1:
+            keys = {(events[i]["type"], events[i]["pod"], events[i]["cycle"], events[i]["point"],
+                     events[i]["dryRun"], events[i]["time"]) for i in range(first, end)}
+            assert len(keys) == 1

@@ -1,0 +1,53 @@
+"""Reading a session's events without expanding what a panel does not need.
+
+A session's timeline is an ``engine.tracestore.EventLog`` (a plain list in some tests). Most
+of a large cluster's events are per-node PluginResults of Filter, Score and NormalizeScore,
+stored as batches; the panels that look for queue moves, cycles, bindings or deletions skip
+them whole (``quiet=False``) instead of expanding thousands of dicts per cycle.
+"""
+from __future__ import annotations
+
+#: the points whose per-node results an EventLog may keep as batches
+BATCHED_POINTS = frozenset(("Filter", "Score", "NormalizeScore"))
+
+
+def forward(events, start: int = 0, stop: int | None = None, *, quiet: bool = True):
+    """Events ``start`` .. ``stop - 1``, oldest first; ``quiet=False`` may leave out batched
+    per-node results (never anything else)."""
+    scan = getattr(events, "scan", None)
+    if scan is not None:
+        return scan(start, stop, batches=quiet)
+    return iter(events[start:stop])
+
+
+def backward(events, stop: int, start: int = 0, *, quiet: bool = True):
+    """Events ``stop - 1`` down to ``start``, newest first (see ``forward``)."""
+    scan_back = getattr(events, "scan_back", None)
+    if scan_back is not None:
+        return scan_back(stop, start, batches=quiet)
+    return (events[i] for i in range(min(stop, len(events)) - 1, max(start, 0) - 1, -1))
+
+
+def span(events, i: int) -> tuple:
+    """(first, end) of the run of events stored together with event ``i`` (a batch shares its
+    type, time, pod, cycle, point and dryRun); (i, i + 1) for a list."""
+    sp = getattr(events, "span", None)
+    return sp(i) if sp is not None else (i, i + 1)
+
+
+def type_at(events, i: int) -> str:
+    t = getattr(events, "type_at", None)
+    return t(i) if t is not None else events[i]["type"]
+
+
+def time_at(events, i: int) -> float:
+    return events[i]["time"]
+
+
+def may_match_batched(when: dict) -> bool:
+    """Whether a cue's ``when`` could match a batched per-node result."""
+    t = when.get("type")
+    if t is not None and t != "PluginResult":
+        return False
+    p = when.get("point")
+    return p is None or p in BATCHED_POINTS
