@@ -131,11 +131,18 @@ class Stepper:
                 break
 
     def run_until(self, seconds: float, max_units: int | None = None) -> list:
-        """Everything due at virtual times <= ``seconds`` happens and is revealed.
+        """Everything due at virtual times <= ``seconds`` happens and is revealed; returns the
+        events revealed (``advance_until`` does the same without reading them).
 
         With ``max_units``, at most that many engine units run (a caller that must not run
         for long does the work in slices); ``run_complete`` then says whether the time was
         reached (only then does the clock move on to ``seconds``)."""
+        start = self.position
+        self.advance_until(seconds, max_units)
+        return self.events[start:self.position]
+
+    def advance_until(self, seconds: float, max_units: int | None = None) -> int:
+        """``run_until`` without reading the events: returns how many were revealed."""
         start = self.position
         until = int(round(seconds * US))
         units = 0
@@ -151,14 +158,20 @@ class Stepper:
             self.engine.now = until
         self.position = len(self.events)
         self._unit_end = self.position
-        return self.events[start:self.position]
+        return self.position - start
 
     def run_to_end(self) -> list:
+        start = self.position
+        self.advance_to_end()
+        return self.events[start:self.position]
+
+    def advance_to_end(self) -> int:
+        """``run_to_end`` without reading the events: returns how many were revealed."""
         start = self.position
         self.engine.run(None)
         self.position = len(self.events)
         self._unit_end = self.position
-        return self.events[start:self.position]
+        return self.position - start
 
     def reveal_to(self, position: int) -> None:
         """Reveal events until ``position`` events are shown (used for replay)."""

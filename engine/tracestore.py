@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import marshal
+import sys
 import zlib
 from array import array
 
@@ -32,6 +33,9 @@ from .trace import EventBatch
 _RAW = 0     # a column of integers, stored as they are
 _IDS = 1     # a column of value numbers
 _INT = {int}
+_VALUE_OVERHEAD = 8 + 1 + 100   # the list slot, the boxed flag, a dict entry of the index
+_COLUMN_OVERHEAD = 64 + 16      # an array object and its (kind, array) tuple
+_BATCH_OVERHEAD = 56 + 8 * 7    # a _StoredBatch
 _BIG = 512   # containers whose marshal form is longer are zlib-compressed, not shared
 
 
@@ -68,6 +72,7 @@ class EventLog:
         self._batches: list = []
         self._n = 0
         self._col_cache = (None, None)  # (the last column list encoded, its encoding)
+        self._bytes = 0                 # nbytes(), kept as events arrive
 
     # ------------------------------------------------------------------ values
 
@@ -76,6 +81,7 @@ class EventLog:
         table[key] = i
         self._vals.append(v)
         self._boxed.append(0)
+        self._bytes += _VALUE_OVERHEAD + sys.getsizeof(v) + (sys.getsizeof(key) if table is self._other_ids else 0)
         return i
 
     def _vid(self, v) -> int:
@@ -117,7 +123,7 @@ class EventLog:
     def _encode_column(self, col):
         cached_src, cached = self._col_cache
         if col is cached_src:
-            return cached
+            return cached           # the same list again (node names of a cycle's points)
         enc = None
         for code in ("i", "q"):
             try:
@@ -146,6 +152,7 @@ class EventLog:
                     ids.append(i)
                 enc = (_IDS, array("i", ids))
         self._col_cache = (col, enc)
+        self._bytes += _COLUMN_OVERHEAD + enc[1].itemsize * len(enc[1])
         return enc
 
     # ------------------------------------------------------------------ appending (a sink)
@@ -169,6 +176,7 @@ class EventLog:
         for k in keys:
             flat.append(vid(event[k]))
         self._n += 1
+        self._bytes += 4 * (1 + len(keys)) + 16
 
     def add_batch(self, batch: EventBatch) -> None:
         if batch.start != self._n:
@@ -179,6 +187,7 @@ class EventLog:
         self._batches.append(_StoredBatch(batch.start, batch.time, batch.type, batch.keys,
                                           dict(batch.const), cols, batch.n))
         self._n += batch.n
+        self._bytes += _BATCH_OVERHEAD + 16 + 104 * len(batch.const) + 104 * len(cols)
 
     # ------------------------------------------------------------------ reading
 
@@ -323,14 +332,6 @@ class EventLog:
         return self._vals[self._flat[ref + 1 + self._schemas[self._flat[ref]].index("type")]]
 
     def nbytes(self) -> int:
-        """Roughly the memory the events take (arrays, batch headers, distinct values)."""
-        import sys
-        total = (self._flat.itemsize * len(self._flat) + self._rec_start.itemsize * len(self._rec_start)
-                 + self._rec_ref.itemsize * len(self._rec_ref) + len(self._boxed))
-        for b in self._batches:
-            total += 120 + 64 * len(b.const)
-            for _, arr in b.cols.values():
-                total += 64 + arr.itemsize * len(arr)
-        for v in self._vals:
-            total += sys.getsizeof(v) + 16
-        return total
+        """The memory the events take, estimated as they arrive (arrays, batch headers, the
+        distinct values and their index): what a session's memory budget counts."""
+        return self._bytes

@@ -98,7 +98,8 @@ class Recorder:
             self.unit_ends[end] = _small_state(stepper.engine)
             return did
         stepper._advance_unit = advance_unit
-        for name, floor in (("reveal_to", None), ("run_until", math.inf), ("run_to_end", math.inf)):
+        for name, floor in (("reveal_to", None), ("run_until", math.inf), ("run_to_end", math.inf),
+                            ("advance_until", math.inf), ("advance_to_end", math.inf)):
             setattr(stepper, name, self._with_floor(getattr(stepper, name), floor))
 
     def _with_floor(self, method, floor):

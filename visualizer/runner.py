@@ -30,8 +30,9 @@ Bounds, so that one presenter cannot starve the other sessions of the process:
 - ``run-until`` works in slices of at most ``RUN_SLICE_SECONDS`` of engine work (``control``
   returns ``more``; the consumer publishes a frame, yields to the event loop and continues),
   at most ``MAX_SLICES_PER_CONTROL`` slices per control;
-- a session's size is estimated as the trace events it keeps times ``EVENT_BYTES``; past
-  ``settings.SESSION_MEMORY_BUDGET_MB`` it does not go further forward (``OverBudget``);
+- a session's size is estimated as what the trace events it keeps take in the compact store
+  (``EventLog.nbytes``, engine/tracestore.py); past ``settings.SESSION_MEMORY_BUDGET_MB`` it
+  does not go further forward (``OverBudget``);
 - idle live sessions are evicted from this process's memory (``evict_idle``), after
   ``settings.LIVE_SESSION_IDLE_SECONDS`` or beyond ``settings.LIVE_SESSIONS_MAX``.
 """
@@ -155,11 +156,11 @@ def rebuild(scenario, injections, position, clock_us=None) -> Stepper:
             break
         st.reveal_to(inj.position)
         if inj.time_us > st.engine.now:
-            st.run_until(inj.time_us / US)
+            st.advance_until(inj.time_us / US)
         st.inject(parse_injection(scenario, inj.verb, inj.body, i))
     st.reveal_to(position)
     if clock_us is not None and clock_us > st.engine.now and st.position == len(st.events):
-        st.run_until(clock_us / US)
+        st.advance_until(clock_us / US)
     return st
 
 
@@ -221,6 +222,11 @@ def export(live, what: str) -> str:
     return json.dumps(annotated_pods(engine, events), indent=2) + "\n"
 
 
+def _kept_bytes(events) -> int:
+    nbytes = getattr(events, "nbytes", None)
+    return nbytes() if nbytes is not None else len(events) * EVENT_BYTES
+
+
 class LiveSession:
     """One session's engine in this process, at the position the session shows."""
 
@@ -268,12 +274,13 @@ class LiveSession:
         return self.stepper.events[:self.stepper.position]
 
     def estimated_bytes(self) -> int:
-        """The session's memory, estimated cheaply and deterministically: the trace events it
-        keeps (the head's, and the shown engine's when that is another) times EVENT_BYTES."""
-        kept = len(self.timeline)
+        """The session's memory, estimated cheaply and deterministically: what the trace events
+        it keeps take (the head's, and the shown engine's when that is another), as the compact
+        store counts them (EventLog.nbytes), or EVENT_BYTES per event for a plain list."""
+        kept = _kept_bytes(self.timeline)
         if self.stepper.events is not self.timeline:
-            kept += len(self.stepper.events)
-        return kept * EVENT_BYTES
+            kept += _kept_bytes(self.stepper.events)
+        return kept
 
     def check_budget(self) -> None:
         """OverBudget if the session already uses its memory budget (then it goes no further
@@ -329,7 +336,7 @@ class LiveSession:
             if target == self.high_water:
                 st = self.stepper
                 if self.head_clock_us > st.engine.now and st.position == len(st.events):
-                    st.run_until(self.head_clock_us / US)
+                    st.advance_until(self.head_clock_us / US)
         elif target == self.high_water:
             self.stepper = rebuild(self.scenario, self.injections, target, self.head_clock_us)
         else:
@@ -374,11 +381,11 @@ class LiveSession:
         if not self.at_head:
             self.move_to(self.high_water)
         if slice_seconds is None:
-            self.stepper.run_until(seconds)
+            self.stepper.advance_until(seconds)
         else:
             started = time.perf_counter()
             while True:
-                self.stepper.run_until(seconds, max_units=RUN_SLICE_UNITS)
+                self.stepper.advance_until(seconds, max_units=RUN_SLICE_UNITS)
                 if self.stepper.run_complete or time.perf_counter() - started >= slice_seconds:
                     break
         self._head_moved()

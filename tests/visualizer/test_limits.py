@@ -152,38 +152,60 @@ def test_run_until_goes_in_slices_that_end_at_the_same_place(session, scenario_t
 
 # ---------------------------------------------------------------------- memory
 
-def test_event_bytes_is_at_least_what_an_event_costs():
-    """EVENT_BYTES (the size estimate per kept trace event) against tracemalloc on a lesson."""
-    scenario = Scenario.from_path(ROOT / "fixtures" / "03-backoff-max-too-low.yaml")
-    stepper = Stepper(scenario)
+@pytest.mark.parametrize("make", [
+    lambda: Scenario.from_path(ROOT / "fixtures" / "03-backoff-max-too-low.yaml"),
+    lambda: Scenario.from_dict(_scheduling_basic(100, 20, 100)),
+], ids=["lesson-03", "SchedulingBasic-100-nodes"])
+def test_the_estimate_is_at_least_what_the_kept_events_take(make):
+    """EventLog.nbytes (what the memory budget counts) against what tracemalloc sees the
+    compact store allocate, on a lesson and on a cluster with batched per-node results."""
+    stepper = Stepper(make())
     stepper.run_until(0)
     gc.collect()
-    tracemalloc.start()
+    tracemalloc.start(1)
     try:
-        before = tracemalloc.get_traced_memory()[0]
-        n = len(stepper.events)
+        before = tracemalloc.take_snapshot()
+        n, est = len(stepper.events), stepper.events.nbytes()
         stepper.run_until(400)
         gc.collect()
-        grown = tracemalloc.get_traced_memory()[0] - before
+        after = tracemalloc.take_snapshot()
     finally:
         tracemalloc.stop()
-    events = len(stepper.events) - n
+    only = [tracemalloc.Filter(True, "*engine/tracestore.py")]
+    grown = sum(s.size_diff for s in after.filter_traces(only).compare_to(before.filter_traces(only), "filename"))
+    events, estimated = len(stepper.events) - n, stepper.events.nbytes() - est
     assert events > 300
-    assert grown / events <= runner.EVENT_BYTES
+    assert grown <= estimated <= 2 * grown + 200 * events
+
+
+def _scheduling_basic(nodes, init, pods):
+    import sys
+    sys.path.insert(0, str(ROOT / "bench"))
+    import workloads
+    return workloads.scheduling_basic(nodes, init, pods)
 
 
 def test_a_session_stops_at_its_memory_budget_and_others_carry_on(session, scenario_text, settings):
     other = runner.create_session(scenario_text("backoff.yaml"), "backoff.yaml")
-    settings.SESSION_MEMORY_BUDGET_MB = 30 * runner.EVENT_BYTES / (1024 * 1024)   # 30 events
+    budget = 30 * 250                               # about 30 of this lesson's events
+    settings.SESSION_MEMORY_BUDGET_MB = budget / (1024 * 1024)
+    sizes = []      # the estimate before each step that went through
     with pytest.raises(runner.OverBudget) as e:
-        for _ in range(100):
+        for _ in range(400):
+            with runner.open_live(session.pk) as live:
+                size = live.estimated_bytes()
             runner.control(session.pk, {"action": "step-event"})
+            sizes.append(size)
     assert e.value.title == "Stopped: this session reached its memory budget"
     assert "its memory budget is" in e.value.problems[0] and "SESSION_MEMORY_BUDGET_MB" in e.value.problems[0]
     position = stored(session.pk)[0]
     with runner.open_live(session.pk) as live:
         kept = len(live.timeline)
-    assert 30 <= kept < 30 + 20         # it stops within one engine unit of the budget
+        assert live.estimated_bytes() >= budget
+    # it stops within one engine unit: once over, only the unit's events already computed
+    # are revealed (stepping through them runs no engine work)
+    over = [i for i, size in enumerate(sizes) if size >= budget]
+    assert len(sizes) > 10 and len(over) < 20
     assert position == kept
     # travelling back still works; going forward again over the recorded timeline too
     runner.control(session.pk, {"action": "back"})
