@@ -72,7 +72,7 @@ class Engine:
         self.scenario = scenario
         self.now = 0
         self.trace = trace if trace is not None else Trace(enabled=False)
-        self.trace._clock = lambda: self.now
+        self.trace._clock = self._trace_clock
         sim = scenario.simulation
         cfg = scenario.scheduler
         self.bind_duration = sim.bind_duration
@@ -224,6 +224,10 @@ class Engine:
         if self.is_idle():
             return None
         return self._events[0][0] if self._events else None
+
+    def _trace_clock(self) -> int:
+        """The trace's clock (a method, so a checkpoint's copy reads its own engine's)."""
+        return self.now
 
     def step(self, until: int | None = None) -> bool:
         """Do one unit of work at or before ``until``.  Returns False if there was none.

@@ -16,7 +16,7 @@ from __future__ import annotations
 from .quantity import US
 from .scheduler import Engine
 from .trace import Trace
-from .tracestore import EventLog
+from .tracestore import EventLog, ForkedLog
 
 GROUPED_POINTS = {"Filter", "Score", "NormalizeScore", "PreFilter", "PreScore", "PreEnqueue"}
 
@@ -30,6 +30,7 @@ class Stepper:
         self.trace.add_sink(self.events)
         self.engine = Engine(scenario, self.trace)
         self.injections: list = []      # [(position, virtual time, action)] in the order applied
+        self.injected = 0               # injections applied to the engine since the run began
         self._unit_end = 0              # len(events) after the last unit
         self.run_complete = True        # whether the last run_until reached its time
         for pos, at, action in (record or []):
@@ -37,6 +38,27 @@ class Stepper:
             if at > self.engine.now:
                 self.engine.now = at
             self.inject(action)
+
+    @classmethod
+    def resume(cls, scenario, cp, timeline) -> "Stepper":
+        """A stepper at the position of checkpoint ``cp`` (engine/checkpoint.py) of the run
+        whose events are ``timeline``: its engine is the checkpoint's, its events are the
+        timeline's first ``cp.position`` events (shared, not copied) and then its own. From
+        there it steps as the original did. Raises CheckpointError if the checkpoint cannot
+        be restored."""
+        from .checkpoint import restore
+        st = cls.__new__(cls)
+        st.scenario = scenario
+        st.events = ForkedLog(timeline, cp.position)
+        st.position = cp.position
+        st.trace = Trace()
+        st.trace.add_sink(st.events)
+        st.engine = restore(cp, scenario, st.trace)
+        st.injections = []
+        st.injected = cp.injected
+        st._unit_end = cp.position
+        st.run_complete = True
+        return st
 
     # ------------------------------------------------------------------ engine units
 
@@ -185,6 +207,7 @@ class Stepper:
         # finish the current unit's events first so the injection follows them
         self.position = max(self.position, self._unit_end)
         self.injections.append((self.position, self.engine.now, action))
+        self.injected += 1
         self.engine.inject(action)
         self._unit_end = len(self.events)
         start = self.position

@@ -58,7 +58,8 @@ class _StoredBatch:
 class EventLog:
     """An append-only sequence of trace events, stored compactly (see the module docstring)."""
 
-    def __init__(self):
+    def __init__(self, start: int = 0):
+        self._start = start             # the seq of the first event this log keeps (ForkedLog)
         self._vals: list = []           # value number -> value (marshal bytes for containers)
         self._boxed = bytearray()       # value number -> 1 if the value is marshal bytes
         self._str_ids: dict = {}
@@ -70,7 +71,7 @@ class EventLog:
         self._rec_start = array("q")    # first seq of each record (a single event or a batch)
         self._rec_ref = array("q")      # >= 0: offset in _flat; < 0: ~index in _batches
         self._batches: list = []
-        self._n = 0
+        self._n = start
         self._col_cache = (None, None)  # (the last column list encoded, its encoding)
         self._bytes = 0                 # nbytes(), kept as events arrive
 
@@ -238,7 +239,7 @@ class EventLog:
         n = self._n
         if i < 0:
             i += n
-        if not 0 <= i < n:
+        if not self._start <= i < n:
             raise IndexError("EventLog index out of range")
         r = self._record_of(i)
         ref = self._rec_ref[r]
@@ -256,7 +257,7 @@ class EventLog:
         are left out, which makes a scan of a long run cost its other events only."""
         n = self._n
         stop = n if stop is None else max(0, min(stop, n))
-        start = max(0, start)
+        start = max(self._start, start)
         if start >= stop:
             return
         r = self._record_of(start)
@@ -278,7 +279,7 @@ class EventLog:
             r += 1
 
     def __eq__(self, other) -> bool:
-        if isinstance(other, (EventLog, list)):
+        if isinstance(other, (EventLog, ForkedLog, list)):
             return len(self) == len(other) and all(a == b for a, b in zip(self, other))
         return NotImplemented
 
@@ -290,7 +291,7 @@ class EventLog:
     def scan_back(self, stop: int | None = None, start: int = 0, *, batches: bool = True):
         """The events ``stop - 1`` down to ``start``, newest first (see ``scan``)."""
         stop = self._n if stop is None else max(0, min(stop, self._n))
-        start = max(0, start)
+        start = max(self._start, start)
         if start >= stop:
             return
         r = self._record_of(stop - 1)
@@ -335,3 +336,83 @@ class EventLog:
         """The memory the events take, estimated as they arrive (arrays, batch headers, the
         distinct values and their index): what a session's memory budget counts."""
         return self._bytes
+
+
+class ForkedLog:
+    """The first ``n`` events of ``parent`` (an EventLog or ForkedLog, which only grows)
+    followed by events of its own: the log of a run resumed from a checkpoint taken after
+    ``n`` events of the parent's run, which shares the parent's events instead of copying
+    them. It reads and appends as an EventLog does; ``nbytes`` counts its own events."""
+
+    def __init__(self, parent, n: int):
+        while isinstance(parent, ForkedLog) and n <= parent._n0:
+            parent = parent._parent
+        if n > len(parent):
+            raise ValueError(f"ForkedLog: the parent has {len(parent)} events, not {n}")
+        self._parent, self._n0 = parent, n
+        self._tail = EventLog(start=n)
+
+    def __call__(self, event: dict) -> None:
+        self._tail.append(event)
+
+    def append(self, event: dict) -> None:
+        self._tail.append(event)
+
+    def add_batch(self, batch) -> None:
+        self._tail.add_batch(batch)
+
+    def __len__(self) -> int:
+        return len(self._tail)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            start, stop, step = i.indices(len(self))
+            if step != 1:
+                return [self[j] for j in range(start, stop, step)]
+            return list(self.scan(start, stop))
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("ForkedLog index out of range")
+        return self._parent[i] if i < self._n0 else self._tail[i]
+
+    def __iter__(self):
+        return self.scan(0, None)
+
+    def scan(self, start: int = 0, stop: int | None = None, *, batches: bool = True):
+        stop = len(self) if stop is None else min(stop, len(self))
+        if start < self._n0:
+            yield from self._parent.scan(start, min(stop, self._n0), batches=batches)
+        if stop > self._n0:
+            yield from self._tail.scan(max(start, self._n0), stop, batches=batches)
+
+    def scan_back(self, stop: int | None = None, start: int = 0, *, batches: bool = True):
+        stop = len(self) if stop is None else min(stop, len(self))
+        if stop > self._n0:
+            yield from self._tail.scan_back(stop, max(start, self._n0), batches=batches)
+        if start < self._n0:
+            yield from self._parent.scan_back(min(stop, self._n0), start, batches=batches)
+
+    def span(self, i: int) -> tuple:
+        if i < self._n0:
+            first, end = self._parent.span(i)
+            return first, min(end, self._n0)
+        return self._tail.span(i)
+
+    def type_at(self, i: int) -> str:
+        if i < 0:
+            i += len(self)
+        return self._parent.type_at(i) if i < self._n0 else self._tail.type_at(i)
+
+    def nbytes(self) -> int:
+        return self._tail.nbytes()
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, (EventLog, ForkedLog, list)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"<ForkedLog of {len(self)} events, the first {self._n0} shared>"

@@ -197,7 +197,16 @@ class GuardedPlugin:
         return self._inner
 
     def __getattr__(self, attr):
+        if attr in ("_inner", "_rec"):      # not set yet: an instance being unpickled (checkpoints)
+            raise AttributeError(attr)
         return getattr(self._inner, attr)
+
+    def __getstate__(self):
+        return {"_inner": self._inner, "_rec": self._rec}
+
+    def __setstate__(self, state):
+        for k, v in state.items():
+            object.__setattr__(self, k, v)
 
     def __setattr__(self, attr, value):
         setattr(self._inner, attr, value)

@@ -185,6 +185,10 @@ class FitError(Exception):
         self.diagnosis = diagnosis
         super().__init__(self.message())
 
+    def __reduce__(self):
+        # rebuilt from its fields when an engine holding it is checkpointed (engine/checkpoint.py)
+        return (FitError, (self.pod, self.num_all_nodes, self.diagnosis), self.__dict__)
+
     def message(self) -> str:
         """FitError.Error(): "0/N nodes are available: <histogram>." plus PostFilterMsg."""
         reasons_msg = ""

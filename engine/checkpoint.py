@@ -1,0 +1,158 @@
+"""Checkpoints of a run: the engine's whole state at a unit boundary, as bytes, so travelling
+back to any position restores the latest checkpoint before it and replays from there instead
+of from the start (a Stepper built by ``Stepper.resume``).
+
+A checkpoint is the engine pickled with cloudpickle, which also keeps the closures and
+lambdas the engine and its plugins hold (bound to the copies, not to the original engine),
+then compressed. The trace and the scenario are left out: the restored engine gets the new
+stepper's trace, and shares the scenario, which is never changed by a run. Only this
+process's own objects are ever pickled and unpickled; nothing read from outside.
+
+An engine that cannot be pickled (an out-of-tree plugin holding a lock, a file, a generator)
+raises ``CheckpointError``; the caller then replays from the start, as without checkpoints.
+"""
+from __future__ import annotations
+
+import io
+import pickle
+import time
+import zlib
+from dataclasses import dataclass
+
+import cloudpickle
+
+from .trace import Trace
+
+
+class CheckpointError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    position: int           # events emitted (and revealed) when it was taken: a unit's end
+    injected: int           # cluster events injected into the run before it was taken
+    now: int                # the engine's clock then (virtual microseconds)
+    data: bytes             # the engine, pickled and compressed
+    seconds: float          # how long taking it took (wall time)
+
+    @property
+    def nbytes(self) -> int:
+        return len(self.data) + 100
+
+
+class _Pickler(cloudpickle.Pickler):
+    def __init__(self, fh, engine):
+        super().__init__(fh, protocol=pickle.HIGHEST_PROTOCOL)
+        self._trace, self._scenario = engine.trace, engine.scenario
+
+    def persistent_id(self, obj):
+        if obj is self._trace:
+            return "trace"
+        if obj is self._scenario:
+            return "scenario"
+        return None
+
+
+class _Unpickler(pickle.Unpickler):
+    def __init__(self, fh, trace, scenario):
+        super().__init__(fh)
+        self._objs = {"trace": trace, "scenario": scenario}
+
+    def persistent_load(self, pid):
+        return self._objs[pid]
+
+
+def take(engine, position: int, injected: int = 0) -> Checkpoint:
+    """The engine's state now, after ``position`` events and ``injected`` injections (call it
+    at a unit boundary, with no trace rows pending)."""
+    started = time.perf_counter()
+    buf = io.BytesIO()
+    try:
+        _Pickler(buf, engine).dump(engine)
+    except Exception as e:      # noqa: BLE001 - anything a plugin's state can raise
+        raise CheckpointError(f"the engine cannot be checkpointed: {type(e).__name__}: {e}") from None
+    data = zlib.compress(buf.getvalue(), 1)
+    return Checkpoint(position, injected, engine.now, data, time.perf_counter() - started)
+
+
+def restore(cp: Checkpoint, scenario, trace: Trace):
+    """A new engine in the checkpoint's state, emitting into ``trace`` (whose ``seq`` is set
+    to the checkpoint's position)."""
+    trace.seq = cp.position
+    engine = _Unpickler(io.BytesIO(zlib.decompress(cp.data)), trace, scenario).load()
+    trace._clock = engine._trace_clock
+    return engine
+
+
+class Checkpointer:
+    """Takes checkpoints of a stepper's run as its engine advances, and finds the one to
+    resume from.
+
+    A checkpoint is taken at the end of a unit of work once at least ``min_events`` events
+    were emitted since the last one and the engine worked at least ``1 / overhead`` times as
+    long as taking the last one took (so checkpoints cost at most about ``overhead`` of the
+    run's time; ``overhead=0`` drops this condition). Past ``budget_bytes`` every other checkpoint is dropped and ``min_events``
+    doubles, so a long run keeps checkpoints spread over all of it in bounded memory. Where
+    they fall depends on timing, never what a run does.
+    """
+
+    def __init__(self, *, min_events: int = 20_000, overhead: float = 0.2,
+                 budget_bytes: int = 64 * 1024 * 1024):
+        self.min_events = min_events
+        self.overhead = overhead
+        self.budget_bytes = budget_bytes
+        self.checkpoints: list = []     # ascending positions
+        self.failed = None              # why the engine cannot be checkpointed, once known
+        self._work = 0.0                # engine seconds since the last checkpoint
+        self._last_cost = 0.0
+        self._last_position = 0
+
+    @property
+    def nbytes(self) -> int:
+        return sum(cp.nbytes for cp in self.checkpoints)
+
+    def attach(self, stepper) -> None:
+        """Take checkpoints as ``stepper``'s engine advances (its run is the one kept)."""
+        advance = stepper._advance_unit
+        self._last_position = self.checkpoints[-1].position if self.checkpoints else 0
+
+        def advance_unit(until=None):
+            started = time.perf_counter()
+            did = advance(until)
+            self._work += time.perf_counter() - started
+            if did:
+                self._after_unit(stepper)
+            return did
+        stepper._advance_unit = advance_unit
+
+    def _after_unit(self, st) -> None:
+        pos = len(st.events)
+        if self.failed is not None or pos - self._last_position < self.min_events:
+            return
+        if self.overhead and self._work * self.overhead < self._last_cost:
+            return
+        try:
+            cp = take(st.engine, pos, st.injected)
+        except CheckpointError as e:
+            self.failed = str(e)
+            return
+        self.checkpoints.append(cp)
+        self._work, self._last_cost, self._last_position = 0.0, cp.seconds, pos
+        while self.nbytes > self.budget_bytes and len(self.checkpoints) > 1:
+            self.checkpoints = self.checkpoints[1::2]
+            self.min_events *= 2
+
+    def latest(self, position: int, injected: int | None = None):
+        """The latest checkpoint at or before ``position`` (taken after at most ``injected``
+        injections), or None."""
+        for cp in reversed(self.checkpoints):
+            if cp.position <= position and (injected is None or cp.injected <= injected):
+                return cp
+        return None
+
+    def forget_after(self, position: int, injected: int) -> None:
+        """The run branched at ``position`` with ``injected`` injections kept: later
+        checkpoints belong to the dropped future."""
+        self.checkpoints = [cp for cp in self.checkpoints if cp.position <= position and cp.injected <= injected]
+        self._last_position = self.checkpoints[-1].position if self.checkpoints else 0

@@ -1,0 +1,116 @@
+"""Checkpoints (engine/checkpoint.py) and Stepper.resume: a run resumed from any checkpoint
+emits exactly the events and reaches exactly the states of the original run, and neither run
+changes the other (the checkpoint holds copies, closures included)."""
+import json
+from pathlib import Path
+
+import pytest
+
+from engine import Scenario
+from engine.checkpoint import Checkpointer, CheckpointError, take
+from engine.stepper import Stepper
+from engine.tracestore import ForkedLog
+
+ROOT = Path(__file__).resolve().parents[2]
+LESSONS = sorted((ROOT / "fixtures").glob("*.yaml")) + [ROOT / "docs/examples/preemption.yaml",
+                                                         ROOT / "docs/examples/volumes.yaml"]
+
+
+def _state(st):
+    return json.dumps(st.engine.state(), sort_keys=True)
+
+
+def _cluster(nodes=25, pods=90):
+    objs = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i:02d}", "labels": {"zone": f"z{i % 3}"}},
+             "spec": {"taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]} if i % 6 == 1 else {},
+             "status": {"allocatable": {"cpu": str(1 + i % 3), "memory": "4Gi", "pods": "8"}}} for i in range(nodes)]
+    objs += [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{j:03d}", "namespace": "default"},
+              "spec": {"priority": (j % 4) * 10,
+                       "containers": [{"name": "c", "resources": {"requests": {"cpu": f"{200 + 150 * (j % 7)}m"}}}]}}
+             for j in range(pods)]
+    actions = [{"at": "3s", "delete": {"kind": "Node", "name": "n03"}},
+               {"at": "5s", "create": {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "late"},
+                                       "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "20"}}}}]
+    return {"kind": "Scenario", "metadata": {"name": "ckpt"}, "objects": objs, "actions": actions}
+
+
+def _scenarios():
+    for p in LESSONS:
+        yield p.stem, p.read_text(encoding="utf-8")
+    yield "generated", json.dumps(_cluster())
+
+
+@pytest.mark.parametrize("name,text", list(_scenarios()), ids=lambda v: v if len(v) < 40 else "")
+def test_a_run_resumed_from_any_checkpoint_is_the_same_run(name, text, lesson_plugins):
+    sc = Scenario.from_text(text, name)
+    head = Stepper(sc)
+    ck = Checkpointer(min_events=1, overhead=0)
+    ck.attach(head)
+    states = {}
+    while head.advance("event"):
+        if head.at_unit_boundary:
+            states[head.position] = _state(head)
+    end = len(head.events)
+    assert len(ck.checkpoints) >= 3
+    # the head's run is the run of a stepper that never took a checkpoint
+    fresh = Stepper(Scenario.from_text(text, name))
+    fresh.advance_to_end()
+    assert head.events == fresh.events and _state(head) == _state(fresh)
+    picks = ck.checkpoints if len(ck.checkpoints) <= 8 else ck.checkpoints[::len(ck.checkpoints) // 8]
+    for cp in picks:
+        assert states[cp.position] == _state(Stepper.resume(sc, cp, head.events))
+        st = Stepper.resume(sc, cp, head.events)
+        targets = sorted(p for p in states if p >= cp.position)[:4]
+        for target in targets:
+            st.reveal_to(target)
+            assert _state(st) == states[target], (name, cp.position, target)
+        st.advance_to_end()
+        assert len(st.events) == end
+        assert st.events[cp.position:] == head.events[cp.position:]
+    # restoring did not touch the head's engine
+    assert _state(head) == _state(fresh)
+
+
+def test_the_original_run_goes_on_unchanged_after_a_resumed_copy_runs_ahead():
+    text = json.dumps(_cluster())
+    a = Stepper(Scenario.from_text(text))
+    a.advance_until(2.0)
+    cp = take(a.engine, len(a.events), a.injected)
+    b = Stepper.resume(a.scenario, cp, a.events)
+    b.advance_to_end()                    # the copy runs to the end first
+    a.advance_to_end()                    # then the original
+    fresh = Stepper(Scenario.from_text(text))
+    fresh.advance_to_end()
+    assert a.events == fresh.events and _state(a) == _state(fresh) == _state(b)
+    assert isinstance(b.events, ForkedLog) and b.events == fresh.events
+
+
+def test_an_engine_that_cannot_be_pickled_says_so():
+    import threading
+    st = Stepper(Scenario.from_text(json.dumps(_cluster(3, 2))))
+    st.advance_until(0)
+    st.engine.some_lock = threading.Lock()
+    with pytest.raises(CheckpointError, match="cannot be checkpointed"):
+        take(st.engine, len(st.events))
+    ck = Checkpointer(min_events=1, overhead=0)
+    ck.attach(st)
+    st.advance_until(100)
+    assert ck.checkpoints == [] and "cannot be checkpointed" in ck.failed
+
+
+def test_checkpoints_stay_within_their_budget_and_spread_over_the_run():
+    st = Stepper(Scenario.from_text(json.dumps(_cluster())))
+    other = Stepper(st.scenario)
+    other.advance_until(100)
+    probe = take(other.engine, len(other.events))        # a checkpoint at the end: the largest
+    ck = Checkpointer(min_events=1, overhead=0, budget_bytes=6 * probe.nbytes)
+    ck.attach(st)
+    st.advance_until(100)
+    assert 1 < len(ck.checkpoints) and ck.nbytes <= 6 * probe.nbytes
+    assert ck.min_events > 1                      # thinned at least once
+    positions = [cp.position for cp in ck.checkpoints]
+    assert positions == sorted(positions) and positions[-1] > len(st.events) // 3
+    assert ck.latest(positions[1]) is ck.checkpoints[1]
+    assert ck.latest(positions[0] - 1) is None
+    ck.forget_after(positions[1], injected=0)
+    assert [cp.position for cp in ck.checkpoints] == positions[:2]
