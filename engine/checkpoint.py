@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import io
 import pickle
-import time
 import zlib
 from dataclasses import dataclass
 
@@ -34,7 +33,7 @@ class Checkpoint:
     injected: int           # cluster events injected into the run before it was taken
     now: int                # the engine's clock then (virtual microseconds)
     data: bytes             # the engine, pickled and compressed
-    seconds: float          # how long taking it took (wall time)
+    seconds: float          # how long taking it took (by the caller's clock; 0 without one)
 
     @property
     def nbytes(self) -> int:
@@ -63,17 +62,18 @@ class _Unpickler(pickle.Unpickler):
         return self._objs[pid]
 
 
-def take(engine, position: int, injected: int = 0) -> Checkpoint:
+def take(engine, position: int, injected: int = 0, clock=None) -> Checkpoint:
     """The engine's state now, after ``position`` events and ``injected`` injections (call it
-    at a unit boundary, with no trace rows pending)."""
-    started = time.perf_counter()
+    at a unit boundary, with no trace rows pending). ``clock`` (e.g. ``time.perf_counter``,
+    passed in by the caller: the engine never reads the wall clock itself) times it."""
+    started = clock() if clock else 0.0
     buf = io.BytesIO()
     try:
         _Pickler(buf, engine).dump(engine)
     except Exception as e:      # noqa: BLE001 - anything a plugin's state can raise
         raise CheckpointError(f"the engine cannot be checkpointed: {type(e).__name__}: {e}") from None
     data = zlib.compress(buf.getvalue(), 1)
-    return Checkpoint(position, injected, engine.now, data, time.perf_counter() - started)
+    return Checkpoint(position, injected, engine.now, data, (clock() - started) if clock else 0.0)
 
 
 def restore(cp: Checkpoint, scenario, trace: Trace):
@@ -95,10 +95,15 @@ class Checkpointer:
     run's time; ``overhead=0`` drops this condition). Past ``budget_bytes`` every other checkpoint is dropped and ``min_events``
     doubles, so a long run keeps checkpoints spread over all of it in bounded memory. Where
     they fall depends on timing, never what a run does.
+
+    ``clock`` is a function returning seconds (the visualizer passes ``time.perf_counter``);
+    the engine package never reads the wall clock itself. Without one the overhead condition
+    is not applied and checkpoints fall every ``min_events`` events.
     """
 
     def __init__(self, *, min_events: int = 20_000, overhead: float = 0.2,
-                 budget_bytes: int = 64 * 1024 * 1024):
+                 budget_bytes: int = 64 * 1024 * 1024, clock=None):
+        self.clock = clock
         self.min_events = min_events
         self.overhead = overhead
         self.budget_bytes = budget_bytes
@@ -117,10 +122,20 @@ class Checkpointer:
         advance = stepper._advance_unit
         self._last_position = self.checkpoints[-1].position if self.checkpoints else 0
 
+        clock = self.clock
+        if clock is None:
+            def advance_unit(until=None):
+                did = advance(until)
+                if did:
+                    self._after_unit(stepper)
+                return did
+            stepper._advance_unit = advance_unit
+            return
+
         def advance_unit(until=None):
-            started = time.perf_counter()
+            started = clock()
             did = advance(until)
-            self._work += time.perf_counter() - started
+            self._work += clock() - started
             if did:
                 self._after_unit(stepper)
             return did
@@ -130,10 +145,10 @@ class Checkpointer:
         pos = len(st.events)
         if self.failed is not None or pos - self._last_position < self.min_events:
             return
-        if self.overhead and self._work * self.overhead < self._last_cost:
+        if self.clock and self.overhead and self._work * self.overhead < self._last_cost:
             return
         try:
-            cp = take(st.engine, pos, st.injected)
+            cp = take(st.engine, pos, st.injected, self.clock)
         except CheckpointError as e:
             self.failed = str(e)
             return

@@ -405,7 +405,14 @@ class ForkedLog:
         return self._parent.type_at(i) if i < self._n0 else self._tail.type_at(i)
 
     def nbytes(self) -> int:
+        """Its own events (the shared ones are the parent's)."""
         return self._tail.nbytes()
+
+    def retained_nbytes(self) -> int:
+        """Its own events and all of the parent's run it keeps alive."""
+        parent = self._parent
+        more = parent.retained_nbytes() if isinstance(parent, ForkedLog) else parent.nbytes()
+        return self._tail.nbytes() + more
 
     def __eq__(self, other) -> bool:
         if isinstance(other, (EventLog, ForkedLog, list)):

@@ -126,10 +126,7 @@ def session_sources(recorded: dict, scenario) -> list:
 
 def _recorded_run(live) -> cmp.Run:
     """The session's run at its head, as the live engine recorded it."""
-    if live.at_head:
-        st = live.stepper
-    else:
-        st = runner.rebuild(live.scenario, live.injections, live.high_water, live.head_clock_us)
+    st = live.head     # kept at the head while the page shows an earlier position
     return cmp.Run(label="", events=st.events[:st.position], state=st.engine.state(), clock_us=st.engine.now,
                    injections=[(i.position, i.time_us, i.verb, i.body) for i in live.injections], stepper=st)
 

@@ -41,6 +41,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import datetime
+import gc
 import json
 import logging
 import threading
@@ -55,6 +56,7 @@ from engine.errors import EngineError
 from engine.objects import Problems
 from engine.quantity import MAX_DURATION_SECONDS
 from engine.scenario import parse_action
+from engine.checkpoint import Checkpointer
 from engine.stepper import GROUPED_POINTS, Stepper
 from visualizer import metrics, moment
 from visualizer.events import forward, span
@@ -77,6 +79,8 @@ MAX_INJECTIONS_BYTES = 4 * 1024 * 1024  # all of a session's injected manifests,
 # Estimated memory of one kept trace event (the event dict, its strings and the list slot),
 # measured with tracemalloc on the lessons: see tests/visualizer/test_limits.py.
 EVENT_BYTES = 1000
+# Checkpointer options for sessions (engine/checkpoint.py); tests take one at every unit
+CHECKPOINT_OPTIONS: dict = {}
 
 
 class ControlError(ValueError):
@@ -146,14 +150,68 @@ def parse_injection(scenario, verb, body, index):
     return action
 
 
-def rebuild(scenario, injections, position, clock_us=None) -> Stepper:
+_gc_paused = 0
+_gc_was_enabled = True
+_gc_lock = threading.Lock()
+
+
+@contextmanager
+def _collector_paused():
+    """The cyclic garbage collector off for a bounded piece of work (restoring a checkpoint and
+    replaying at most one checkpoint interval): unpickling an engine creates many objects at
+    once, which triggers full collections of the whole heap (the other sessions' engines and
+    traces), several times slower than the work itself (bench/travel.py). Garbage made
+    meanwhile is collected afterwards as usual. Nested and concurrent uses keep it off until
+    the last one ends."""
+    global _gc_paused, _gc_was_enabled
+    with _gc_lock:
+        _gc_paused += 1
+        if _gc_paused == 1:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_paused -= 1
+            if _gc_paused == 0 and _gc_was_enabled:
+                gc.enable()
+
+
+def rebuild(scenario, injections, position, clock_us=None, *, checkpoints=None, timeline=None,
+            record=None) -> Stepper:
     """The engine after ``position`` events of a run with these injections (those recorded at
-    positions before ``position``), and with its clock at ``clock_us`` if that is later."""
-    st = Stepper(scenario)
+    positions before ``position``), and with its clock at ``clock_us`` if that is later.
+
+    It starts from the latest of ``checkpoints`` (a Checkpointer of the run whose events are
+    ``timeline``) at or before ``position`` when there is one, else from the start; ``record``
+    is a Checkpointer to take checkpoints of this stepper's run as it goes (the head's)."""
+    cp = checkpoints.latest(position) if (checkpoints is not None and timeline is not None) else None
+    if cp is None:
+        return _rebuild(scenario, injections, position, clock_us, None, timeline, record)
+    with _collector_paused():
+        return _rebuild(scenario, injections, position, clock_us, cp, timeline, record)
+
+
+def _rebuild(scenario, injections, position, clock_us, cp, timeline, record) -> Stepper:
+    st, applied = None, 0
+    if cp is not None:
+        try:
+            st = Stepper.resume(scenario, cp, timeline)
+            applied = cp.injected
+        except Exception:       # noqa: BLE001 - a checkpoint that does not restore: from the start
+            log.exception("session checkpoint at %s did not restore; replaying from the start", cp.position)
+            st = None
+    if st is None:
+        st = Stepper(scenario)
     moment.attach(st)   # the page shows the engine as it was at the last revealed event
+    if record is not None:
+        record.attach(st)
     for i, inj in enumerate(injections):
         if inj.position >= position:
             break
+        if i < applied:
+            continue    # already in the checkpoint's engine
         st.reveal_to(inj.position)
         if inj.time_us > st.engine.now:
             st.advance_until(inj.time_us / US)
@@ -222,7 +280,10 @@ def export(live, what: str) -> str:
     return json.dumps(annotated_pods(engine, events), indent=2) + "\n"
 
 
-def _kept_bytes(events) -> int:
+def _kept_bytes(events, retained=False) -> int:
+    """What a log of events takes; ``retained``: with the earlier run a forked log shares."""
+    if retained and hasattr(events, "retained_nbytes"):
+        return events.retained_nbytes()
     nbytes = getattr(events, "nbytes", None)
     return nbytes() if nbytes is not None else len(events) * EVENT_BYTES
 
@@ -244,12 +305,19 @@ class LiveSession:
         self.high_water = row.high_water
         self.head_clock_us = row.head_clock_us
         self.last_change = (min(row.change_start, row.position), row.position)
-        head = rebuild(self.scenario, self.injections, self.high_water, self.head_clock_us)
-        self.timeline = head.events
+        from django.conf import settings
+        # checkpoints of the head's run, for travelling back (engine/checkpoint.py): at most a
+        # quarter of the session's memory budget
+        self.checkpointer = Checkpointer(budget_bytes=int(settings.SESSION_MEMORY_BUDGET_MB * 1024 * 1024 / 4),
+                                         clock=time.perf_counter,
+                                         **CHECKPOINT_OPTIONS)
+        self.head = rebuild(self.scenario, self.injections, self.high_water, self.head_clock_us,
+                            record=self.checkpointer)
+        self.timeline = self.head.events
         if row.position >= self.high_water:
-            self.stepper = head
+            self.stepper = self.head
         else:
-            self.stepper = rebuild(self.scenario, self.injections, row.position)
+            self.stepper = self._shown_at(row.position)
 
     # ------------------------------------------------------------------ reading
 
@@ -277,7 +345,7 @@ class LiveSession:
         """The session's memory, estimated cheaply and deterministically: what the trace events
         it keeps take (the head's, and the shown engine's when that is another), as the compact
         store counts them (EventLog.nbytes), or EVENT_BYTES per event for a plain list."""
-        kept = _kept_bytes(self.timeline)
+        kept = _kept_bytes(self.timeline, retained=True) + self.checkpointer.nbytes
         if self.stepper.events is not self.timeline:
             kept += _kept_bytes(self.stepper.events)
         return kept
@@ -299,9 +367,16 @@ class LiveSession:
 
     def _head_moved(self) -> None:
         st = self.stepper
+        self.head = st
         self.high_water = st.position
         self.head_clock_us = st.engine.now
         self.timeline = st.events
+
+    def _shown_at(self, target: int) -> Stepper:
+        """A stepper at ``target`` (behind the head) on the recorded timeline: from the latest
+        checkpoint before it, replaying the rest."""
+        return rebuild(self.scenario, self.injections, target, checkpoints=self.checkpointer,
+                       timeline=self.timeline)
 
     def _target(self, kind: str) -> int:
         """Where one step of ``kind`` ends on the recorded timeline (behind the head)."""
@@ -330,19 +405,15 @@ class LiveSession:
         p = self.position
         if target == p:
             return
+        if target == self.high_water:
+            self.stepper = self.head        # kept at the head all along
+            return
         forward_clear = target > p and not any(p <= i.position < target for i in self.injections)
-        if forward_clear:
-            self.stepper.reveal_to(target)
-            if target == self.high_water:
-                st = self.stepper
-                if self.head_clock_us > st.engine.now and st.position == len(st.events):
-                    st.advance_until(self.head_clock_us / US)
-        elif target == self.high_water:
-            self.stepper = rebuild(self.scenario, self.injections, target, self.head_clock_us)
+        cp = self.checkpointer.latest(target)
+        if forward_clear and (cp is None or cp.position <= p):
+            self.stepper.reveal_to(target)  # on from here: nearer than any checkpoint
         else:
-            self.stepper = rebuild(self.scenario, self.injections, target)
-        if self.at_head:
-            self.timeline = self.stepper.events
+            self.stepper = self._shown_at(target)
 
     def step(self, kind: str) -> bool:
         """One step of ``kind`` (event, point, cycle); False if nothing more happens."""
@@ -423,6 +494,11 @@ class LiveSession:
         self.stepper.inject(action)
         pos, at, _ = self.stepper.injections[-1]
         self.injections.append(Injection(pos, at, verb, body))
+        if self.stepper is not self.head:
+            # the shown run becomes the head: the checkpoints of the dropped future go, and the
+            # new head's run is checkpointed from here on
+            self.checkpointer.forget_after(pos, len(kept))
+            self.checkpointer.attach(self.stepper)
         self._head_moved()
 
     # ------------------------------------------------------------------ storing

@@ -114,3 +114,39 @@ def test_checkpoints_stay_within_their_budget_and_spread_over_the_run():
     assert ck.latest(positions[0] - 1) is None
     ck.forget_after(positions[1], injected=0)
     assert [cp.position for cp in ck.checkpoints] == positions[:2]
+
+
+def test_checkpoints_cost_at_most_the_overhead_share_of_the_callers_clock():
+    """With a clock (the visualizer passes time.perf_counter; the engine reads none itself), a
+    checkpoint waits until the engine worked 1/overhead times as long as the last one took."""
+    ticks = {"now": 0.0}
+
+    def clock():            # each reading advances one second: every unit and every take cost 1 s
+        ticks["now"] += 1.0
+        return ticks["now"]
+
+    def run(ck):
+        st = Stepper(Scenario.from_text(json.dumps(_cluster()), "ckpt"))
+        ck.attach(st)
+        inner, taken_at, units = st._advance_unit, [], [0]
+
+        def counted(until=None):
+            before = len(ck.checkpoints)
+            did = inner(until)
+            units[0] += 1
+            if len(ck.checkpoints) > before:
+                taken_at.append(units[0])
+            return did
+        st._advance_unit = counted
+        st.advance_until(3600)
+        return st, taken_at
+
+    every, every_at = run(Checkpointer(min_events=1, overhead=0))
+    st, at = run(Checkpointer(min_events=1, overhead=0.25, clock=clock))
+    assert st.events == every.events
+    # without a clock: a checkpoint after every unit that emitted something, costing nothing
+    assert len(every_at) > 100 and min(b - a for a, b in zip(every_at, every_at[1:])) == 1
+    # a take costs 1 s and a unit 1 s: the next checkpoint comes 4 units (4 s of work) later
+    assert len(at) > 20
+    assert min(b - a for a, b in zip(at, at[1:])) == 4
+    assert len(at) < len(every_at) / 3

@@ -13,6 +13,15 @@ NODE_N2 = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n2"},
            "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "110"}}}
 
 
+@pytest.fixture(autouse=True, params=["default checkpoints", "a checkpoint at every unit"])
+def checkpoints(request, monkeypatch):
+    """Every test runs with the sessions' checkpoints as configured (small sessions have none)
+    and with one at every unit, so travelling back restores one and replays from there."""
+    if request.param != "default checkpoints":
+        monkeypatch.setattr(runner, "CHECKPOINT_OPTIONS", {"min_events": 1, "overhead": 0})
+    return request.param
+
+
 @pytest.fixture
 def session(scenario_text):
     return runner.create_session(scenario_text("too-big.yaml"), "too-big.yaml")
@@ -225,3 +234,65 @@ def test_a_concurrent_write_is_detected(session):
         live.step("event")
         with pytest.raises(runner.Conflict):
             live.persist()
+
+
+def test_travelling_back_restores_a_checkpoint_and_shows_exactly_the_replayed_state(scenario_text, checkpoints):
+    session = runner.create_session(scenario_text("preemption.yaml"), "preemption.yaml")
+    control(session.pk, "run-until", until=3)
+    control(session.pk, "inject", form="node-add", name="late", cpu="8", memory="8Gi", pods="110")
+    control(session.pk, "run-until", until=400)
+    with runner.open_live(session.pk) as live:
+        head, events = live.position, list(live.revealed())
+        taken = len(live.checkpointer.checkpoints)
+    assert (taken > 5) == (checkpoints != "default checkpoints")
+    seen = []
+    for target in (head - 1, head // 2, 7, head - 30, 1, head // 3):
+        control(session.pk, "jump", position=target)
+        with runner.open_live(session.pk) as live:
+            assert live.revealed() == events[:target]
+            seen.append(type(live.stepper.events).__name__)
+        assert snapshot(session.pk) == after_restart(session.pk)
+        frame = runner.render_frame(session.pk)
+        with pytest.MonkeyPatch.context() as mp:        # the page from a replay from the start
+            mp.setattr(runner, "CHECKPOINT_OPTIONS", {"min_events": 10 ** 12})
+            runner.reset()
+            assert runner.render_frame(session.pk) == frame
+        runner.reset()
+    assert ("ForkedLog" in seen) == (checkpoints != "default checkpoints")
+    # a cluster event injected behind the head: the new head goes on from the restored engine
+    control(session.pk, "jump", position=head // 2)
+    control(session.pk, "inject", form="node-add", name="branch", cpu="4", memory="8Gi", pods="110")
+    control(session.pk, "run-until", until=400)
+    with runner.open_live(session.pk) as live:
+        assert "branch" in live.stepper.engine.nodes and live.at_head
+    assert snapshot(session.pk) == after_restart(session.pk)
+
+
+def test_the_collector_is_paused_only_while_a_checkpoint_is_restored_and_replayed(monkeypatch, scenario_text):
+    import gc
+    seen = []
+    real = runner._rebuild
+
+    def spy(*args):
+        seen.append((args[4] is not None, gc.isenabled()))
+        return real(*args)
+    monkeypatch.setattr(runner, "_rebuild", spy)
+    from engine import Scenario
+    from engine.checkpoint import Checkpointer
+    from engine.stepper import Stepper
+    sc = Scenario.from_text(scenario_text("preemption.yaml"), "preemption.yaml")
+    head = Stepper(sc)
+    ck = Checkpointer(min_events=1, overhead=0)
+    ck.attach(head)
+    head.advance_until(400)
+    assert gc.isenabled()
+    st = runner.rebuild(sc, [], len(head.events) // 2, checkpoints=ck, timeline=head.events)
+    assert st.revealed() == head.events[:len(head.events) // 2]
+    runner.rebuild(sc, [], 3)      # no checkpoints: from the start, the collector on
+    assert seen == [(True, False), (False, True)] and gc.isenabled()
+    gc.disable()
+    try:
+        runner.rebuild(sc, [], len(head.events) // 2, checkpoints=ck, timeline=head.events)
+        assert not gc.isenabled()   # left as it was
+    finally:
+        gc.enable()
