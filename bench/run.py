@@ -2,7 +2,7 @@
 """Scheduling-throughput benchmarks for the engine, in the shape of upstream's scheduler_perf.
 
     python bench/run.py [--workload NAME] [--nodes N] [--pods N] [--init-pods N]
-                        [--trace off|file|both] [--json OUT] [--tracemalloc separate|same|off]
+                        [--trace off|file|memory|both] [--json OUT] [--tracemalloc separate|same|off]
                         [--time-limit SECONDS] [--progress SECONDS]
 
 Without --workload, every workload runs at its upstream 500Nodes size.  Each measurement runs in
@@ -104,6 +104,17 @@ def measure(workload, nodes, init_pods, pods, trace_mode, use_tracemalloc=False,
             fh = os.fdopen(fd, "w", encoding="utf-8")
         trace.add_sink(JsonLinesWriter(fh))
 
+    store = None
+    if trace_mode == "memory":
+        # what the web UI keeps: the compact store (engine/tracestore.py); an engine from
+        # before it existed keeps a list of dicts
+        try:
+            from engine.tracestore import EventLog
+            store = EventLog()
+        except ImportError:
+            store = []
+        trace.add_sink(store if not isinstance(store, list) else store.append)
+
     if use_tracemalloc:
         tracemalloc.start()
     try:
@@ -199,6 +210,12 @@ def measure(workload, nodes, init_pods, pods, trace_mode, use_tracemalloc=False,
         res["measuredPodsBound"] = measured_running
         res["countedFrom"] = "measured pods in phase Running in engine.state()"
         res["traceBytes"] = None
+    if store is not None:
+        res["traceEvents"] = len(store)
+        res["traceStore"] = type(store).__name__
+        res["traceStoreBytes"] = store.nbytes() if hasattr(store, "nbytes") else None
+        res["traceStoreBytesPerEvent"] = (round(res["traceStoreBytes"] / len(store), 1)
+                                          if res["traceStoreBytes"] and len(store) else None)
     res["measuredPodsRunningAtEnd"] = measured_running
     res["podsPerSecond"] = round(res["measuredPodsBound"] / measured_s, 2) if measured_s > 0 else None
     res["podsPerCpuSecond"] = round(res["measuredPodsBound"] / (c3 - c2), 2) if c3 > c2 else None
@@ -273,7 +290,7 @@ def main(argv=None):
     ap.add_argument("--init-pods", type=int,
                     help="init pods scheduled before measurement (default: upstream's initPods for "
                          "500/5000 nodes, else proportional)")
-    ap.add_argument("--trace", choices=["off", "file", "both"], default="both")
+    ap.add_argument("--trace", choices=["off", "file", "memory", "both"], default="both")
     ap.add_argument("--json", metavar="OUT", help="write the results as JSON")
     ap.add_argument("--tracemalloc", choices=["separate", "same", "off"], default="separate",
                     help="separate: a second, untimed run per measurement with tracemalloc on "

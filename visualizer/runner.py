@@ -270,14 +270,29 @@ def export(live, what: str) -> str:
     from engine.export import annotated_pods, scenario_at
     from engine.importers import dump_scenario
     engine = live.stepper.engine
-    events = live.revealed()
     if what == "scenario.yaml":
         return dump_scenario(scenario_at(engine))
     if what == "state.json":
         return json.dumps(live.stepper.state(), indent=2) + "\n"
     if what == "trace.jsonl":
-        return "".join(json.dumps(e, separators=(",", ":"), ensure_ascii=False) + "\n" for e in events)
-    return json.dumps(annotated_pods(engine, events), indent=2) + "\n"
+        return trace_lines(live.stepper.events, 0, live.stepper.position)
+    # read once, in order: the events are expanded one at a time, never all held at once
+    shown = _events_between(live.stepper.events, 0, live.stepper.position)
+    return json.dumps(annotated_pods(engine, shown), indent=2) + "\n"
+
+
+def _events_between(events, start, stop):
+    """Events ``start`` .. ``stop - 1`` as dicts, one at a time where the store allows."""
+    scan = getattr(events, "scan", None)
+    return scan(start, stop) if scan is not None else iter(events[start:stop])
+
+
+EXPORT_CHUNK_EVENTS = 5000      # the trace.jsonl download is written this many events at a time
+
+
+def trace_lines(events, start: int, stop: int) -> str:
+    """Events ``start`` to ``stop`` as JSON Lines, as ``python -m engine run --trace`` writes them."""
+    return "".join(json.dumps(e, separators=(",", ":"), ensure_ascii=False) + "\n" for e in _events_between(events, start, stop))
 
 
 def _kept_bytes(events, retained=False) -> int:

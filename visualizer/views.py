@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 
 from django.conf import settings
-from django.http import FileResponse, Http404, HttpResponse
+from asgiref.sync import sync_to_async
+from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.safestring import mark_safe
@@ -111,10 +112,27 @@ def session_export(request, token, what):
     session = (Session.objects.filter(presenter_token=token).first()
                or get_object_or_404(Session, follower_token=token))
     with runner.open_live(session.pk) as live:
-        body = runner.export(live, what)
-    response = HttpResponse(body, content_type=EXPORTS[what])
+        if what == "trace.jsonl":
+            # streamed in chunks: a large cluster's session has tens of millions of events
+            events, n = live.stepper.events, live.stepper.position
+            body = None
+        else:
+            body = runner.export(live, what)
+    if body is None:
+        response = StreamingHttpResponse(_trace_lines(events, n), content_type=EXPORTS[what])
+    else:
+        response = HttpResponse(body, content_type=EXPORTS[what])
     response["Content-Disposition"] = f'attachment; filename="{session.scenario_name}-{what}"'
     return response
+
+
+async def _trace_lines(events, n):
+    """The first ``n`` of ``events`` as JSON Lines, a chunk at a time. The events are the
+    session's own (append-only: a later step or travel never changes the first ``n``); the
+    chunks are written on the thread that runs the engines, never beside one."""
+    chunk = runner.EXPORT_CHUNK_EVENTS
+    for start in range(0, n, chunk):
+        yield await sync_to_async(runner.trace_lines)(events, start, min(n, start + chunk))
 
 
 def _session_page(request, session, role):

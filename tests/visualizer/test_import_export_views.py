@@ -64,7 +64,7 @@ def test_an_import_that_fails_lists_its_problems_and_starts_nothing(client):
 
 
 @pytest.mark.django_db
-def test_a_session_exports_its_position(client):
+def test_a_session_exports_its_position(client, monkeypatch):
     text = (ROOT / "docs" / "examples" / "preemption.yaml").read_text()
     client.post("/sessions/", {"scenario": text})
     session = Session.objects.get()
@@ -81,8 +81,27 @@ def test_a_session_exports_its_position(client):
     assert sc["simulation"]["startTime"] == "2026-01-01T00:00:03Z"
     state = json.loads(client.get(f"/x/{session.presenter_token}/state.json").content)
     assert state["time"] == 3.0
-    trace = client.get(f"/x/{session.presenter_token}/trace.jsonl").content.decode().splitlines()
+    monkeypatch.setattr(runner, "EXPORT_CHUNK_EVENTS", 7)     # several chunks, the last one short
+    response = client.get(f"/x/{session.presenter_token}/trace.jsonl")
+    assert response.streaming and response["Content-Type"] == "application/jsonl"
+    assert response.is_async    # served by Daphne without buffering the whole body
+    from asgiref.sync import async_to_sync
+
+    async def read():
+        return [chunk async for chunk in response.streaming_content]
+    chunks = async_to_sync(read)()
+    assert len(chunks) > 3
+    trace = b"".join(chunks).decode().splitlines()
     assert len(trace) == state["revealed"] and json.loads(trace[-1])["time"] <= 3.0
+    # what the engine's CLI writes with --trace, line for line, in several chunks
+    from engine import Engine, Scenario, Trace
+    from engine.trace import JsonLinesWriter
+    import io
+    buf = io.StringIO()
+    t = Trace()
+    t.add_sink(JsonLinesWriter(buf))
+    Engine(Scenario.from_text(text, "preemption.yaml"), t).run(until=3_000_000)
+    assert trace == buf.getvalue().splitlines()[:len(trace)]
     results = json.loads(client.get(f"/x/{session.presenter_token}/results.json").content)
     urgent = next(p for p in results["items"] if p["metadata"]["name"] == "urgent")
     ann = urgent["metadata"]["annotations"]
