@@ -2,7 +2,7 @@
 """Run one benchmark workload under cProfile and print the hotspots.
 
     python bench/profile.py [--workload NAME] [--nodes N] [--pods N] [--init-pods N]
-                            [--trace off|file] [--phase measured|all] [--top 30] [--out FILE.pstats]
+                            [--trace off|file|memory] [--phase measured|all] [--top 30] [--out FILE.pstats]
 
 The scenario is built exactly as bench/run.py builds it.  By default only the measured phase
 (``Engine.run()`` after the init pods are scheduled with ``run(until=0)``) is profiled, the same
@@ -43,7 +43,7 @@ def main(argv=None):
     ap.add_argument("--nodes", type=int)
     ap.add_argument("--pods", type=int, help="measured pods")
     ap.add_argument("--init-pods", type=int)
-    ap.add_argument("--trace", choices=["off", "file"], default="off")
+    ap.add_argument("--trace", choices=["off", "file", "memory"], default="off")
     ap.add_argument("--phase", choices=["measured", "all"], default="measured")
     ap.add_argument("--top", type=int, default=30)
     ap.add_argument("--out", metavar="FILE", help="also save the raw pstats to FILE")
@@ -65,6 +65,9 @@ def main(argv=None):
     if args.trace == "file":
         fh = tempfile.TemporaryFile("w", encoding="utf-8")
         trace.add_sink(JsonLinesWriter(fh))
+    elif args.trace == "memory":         # what the web UI keeps (engine/tracestore.py)
+        from engine.tracestore import EventLog
+        trace.add_sink(EventLog())
 
     prof = cProfile.Profile()
     if args.phase == "all":
