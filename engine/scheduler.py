@@ -30,7 +30,7 @@ from .scenario import SYSTEM_CLASS_NAMES
 from .quantity import US
 from .queue import ACTIVE_Q, BACKOFF_Q, UNSCHEDULABLE_PODS, PriorityQueue
 from .queue.scheduling_queue import ProfileQueueInfo
-from .trace import Trace
+from .trace import ScoreTable, Trace
 from .volumes import AssumeCache
 
 PHASE_ACTION, PHASE_COMPLETION, PHASE_FLUSH_BACKOFF, PHASE_FLUSH_LEFTOVER = 1, 2, 3, 4
@@ -928,13 +928,22 @@ class Engine:
         ties = [n for n, t, _ in totals if t == best]
         host = ties[0]
         if self.trace.enabled:
-            self.trace.emit("HostSelected", pod=pod.key, cycle=cycle, node=host,
-                            scores={n: t for n, t, _ in totals},
-                            detail={n: d for n, _t, d in totals},
-                            ties=ties,
-                            reason=(f"highest total score {best}" + (
-                                f"; {len(ties)} nodes tie, and the simulator takes the first in evaluation order "
-                                f"(upstream picks one of them at random)" if len(ties) > 1 else "")))
+            reason = (f"highest total score {best}" + (
+                f"; {len(ties)} nodes tie, and the simulator takes the first in evaluation order "
+                f"(upstream picks one of them at random)" if len(ties) > 1 else ""))
+            table = getattr(totals, "table", None)
+            if table is not None:
+                # built from the Score/NormalizeScore columns only when read (trace.ScoreTable)
+                names, plugins = table
+                self.trace.emit_deferred("HostSelected", pod=pod.key, cycle=cycle, node=host,
+                                         scores=ScoreTable("scores", names, plugins),
+                                         detail=ScoreTable("detail", names, plugins),
+                                         ties=ties, reason=reason)
+            else:
+                self.trace.emit("HostSelected", pod=pod.key, cycle=cycle, node=host,
+                                scores={n: t for n, t, _ in totals},
+                                detail={n: d for n, _t, d in totals},
+                                ties=ties, reason=reason)
         return host
 
     # ------------------------------------------------------------------ cycle end

@@ -13,6 +13,11 @@ column each. A sink with an ``add_batch`` method (``engine.tracestore.EventLog``
 batch as it is; any other sink is called with each event as a dict, exactly as if the events
 had been emitted one by one, so ``trace.add_sink(events.append)`` and ``JsonLinesWriter``
 see the same dicts, with the same keys in the same order, as before batches existed.
+
+HostSelected's ``scores`` and ``detail`` (node -> plugin -> scores: large in a large cluster)
+are emitted unbuilt, as ``ScoreTable`` values holding the columns the Score batches carry
+(``emit_deferred``); only sinks declaring ``deferred_values = True`` see them so, every other
+sink gets the built dicts.
 """
 from __future__ import annotations
 
@@ -56,6 +61,44 @@ class EventBatch:
             yield self.event(i)
 
 
+class Deferred:
+    """A field value the engine hands over unbuilt (``Trace.emit_deferred``): ``value()``
+    builds it. Only sinks that declare ``deferred_values = True`` ever see one."""
+    __slots__ = ()
+
+    def value(self):
+        raise NotImplementedError
+
+
+class ScoreTable(Deferred):
+    """HostSelected's ``scores`` (``what="scores"``: node -> total weighted score) or
+    ``detail`` (``what="detail"``: node -> plugin -> ``{score, normalized, weighted}``), kept as
+    the columns the Score and NormalizeScore batches already carry: ``nodes`` (node names, in
+    evaluation order) and ``plugins``, a list of ``(plugin, raw scores, normalized scores,
+    weight)`` in the order the plugins ran (a plugin without NormalizeScore has its raw
+    scores as normalized scores). ``value()`` is the dict the engine used to build."""
+    __slots__ = ("what", "nodes", "plugins")
+
+    def __init__(self, what: str, nodes: list, plugins: list):
+        self.what = what
+        self.nodes = nodes
+        self.plugins = plugins
+
+    def value(self) -> dict:
+        nodes, plugins = self.nodes, self.plugins
+        if self.what == "scores":
+            totals = [0] * len(nodes)
+            for _name, _raw, norm, w in plugins:
+                for i, s in enumerate(norm):
+                    totals[i] += s * w
+            return dict(zip(nodes, totals))
+        details = [{} for _ in nodes]
+        for name, raw, norm, w in plugins:
+            for d, r, s in zip(details, raw, norm):
+                d[name] = {"score": r, "normalized": s, "weighted": s * w}
+        return dict(zip(nodes, details))
+
+
 class Trace:
     __slots__ = ("enabled", "seq", "_clock", "_sinks", "cycle_context", "_pending")
 
@@ -86,6 +129,26 @@ class Trace:
         self.seq += 1
         for s, _ in self._sinks:
             s(event)
+
+    def emit_deferred(self, type_: str, **fields) -> None:
+        """``emit``, where some values are ``Deferred``: a sink declaring ``deferred_values =
+        True`` (``EventLog``) gets them as they are; every other sink gets the event with
+        those values built (once), the same dict ``emit`` would have given it."""
+        if not self.enabled:
+            return
+        if self._pending is not None:
+            self.flush()
+        event = {"seq": self.seq, "time": self._clock() / US, "type": type_}
+        event.update(fields)
+        self.seq += 1
+        built = None
+        for s, _ in self._sinks:
+            if getattr(s, "deferred_values", False):
+                s(event)
+                continue
+            if built is None:
+                built = {k: (v.value() if isinstance(v, Deferred) else v) for k, v in event.items()}
+            s(built)
 
     def emit_batch(self, type_: str, keys: tuple, const: dict, cols: dict, n: int, time=None) -> None:
         """Emit ``n`` events at once (see EventBatch); ``time`` defaults to now."""

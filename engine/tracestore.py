@@ -23,12 +23,13 @@ Events must arrive in order from seq 0 (a ``Trace`` sink: ``trace.add_sink(log)`
 from __future__ import annotations
 
 import bisect
+import itertools
 import marshal
 import sys
 import zlib
 from array import array
 
-from .trace import EventBatch
+from .trace import EventBatch, ScoreTable
 
 _RAW = 0     # a column of integers, stored as they are
 _IDS = 1     # a column of value numbers
@@ -44,7 +45,24 @@ def _unbox(v, how):
         return marshal.loads(v)
     if how == 2:
         return marshal.loads(zlib.decompress(v))
+    if how == 3:
+        return _table_value(v)
     return v
+
+
+def _column(enc, vals):
+    kind, arr = enc
+    if kind == _RAW:
+        return arr.tolist()
+    return [vals[i] for i in arr]      # value numbers of plain values (strings, ints)
+
+
+def _table_value(stored) -> dict:
+    """A ScoreTable kept as (what, node column, [(plugin, raw column, normalized column,
+    weight)], the log's value list), built as ScoreTable.value() builds it."""
+    what, nodes, plugins, vals = stored
+    return ScoreTable(what, _column(nodes, vals),
+                      [(name, _column(raw, vals), _column(norm, vals), w) for name, raw, norm, w in plugins]).value()
 
 
 class _StoredBatch:
@@ -57,6 +75,8 @@ class _StoredBatch:
 
 class EventLog:
     """An append-only sequence of trace events, stored compactly (see the module docstring)."""
+
+    deferred_values = True      # HostSelected's ScoreTables arrive unbuilt (Trace.emit_deferred)
 
     def __init__(self, start: int = 0):
         self._start = start             # the seq of the first event this log keeps (ForkedLog)
@@ -73,6 +93,8 @@ class EventLog:
         self._batches: list = []
         self._n = start
         self._col_cache = (None, None)  # (the last column list encoded, its encoding)
+        self._recent_cols: dict = {}    # id(list) -> (list, encoding) of the latest columns
+        self._last_table = (None, None) # (a ScoreTable's plugins list, their encodings)
         self._bytes = 0                 # nbytes(), kept as events arrive
 
     # ------------------------------------------------------------------ values
@@ -107,6 +129,8 @@ class EventLog:
                 i = self._new_value(key, self._other_ids, key)
                 self._boxed[i] = 1
             return i
+        if c is ScoreTable:
+            return self._table(v)
         if c is float and (v == 0.0 or v != v):
             key = (c, repr(v))          # 0.0 and -0.0 compare equal; nan never does
         else:
@@ -118,6 +142,20 @@ class EventLog:
         i = self._other_ids.get(key)
         return i if i is not None else self._new_value(v, self._other_ids, key)
 
+    def _table(self, t: ScoreTable) -> int:
+        """A ScoreTable kept as the encodings of its columns: the same arrays as the batches
+        that carried them (found by the lists' identity), so it costs a few dozen bytes."""
+        src, plugins = self._last_table
+        if src is not t.plugins:        # scores and detail share their columns
+            enc = self._encode_column
+            plugins = [(name, enc(raw), enc(norm), w) for name, raw, norm, w in t.plugins]
+            self._last_table = (t.plugins, plugins)
+            self._bytes += 64 + 72 * len(plugins)
+        stored = (t.what, self._encode_column(t.nodes), plugins, self._vals)
+        i = self._new_value(stored, {}, None)
+        self._boxed[i] = 3
+        return i
+
     def _value(self, i):
         return _unbox(self._vals[i], self._boxed[i])
 
@@ -125,6 +163,10 @@ class EventLog:
         cached_src, cached = self._col_cache
         if col is cached_src:
             return cached           # the same list again (node names of a cycle's points)
+        recent = self._recent_cols.get(id(col))
+        if recent is not None and recent[0] is col:
+            self._col_cache = recent
+            return recent[1]        # a column a ScoreTable shares with a batch
         enc = None
         for code in ("i", "q"):
             try:
@@ -153,6 +195,11 @@ class EventLog:
                     ids.append(i)
                 enc = (_IDS, array("i", ids))
         self._col_cache = (col, enc)
+        recent = self._recent_cols
+        if len(recent) >= 128:          # forget the older half (a cycle's columns stay)
+            for k in list(itertools.islice(recent, 64)):
+                del recent[k]
+        recent[id(col)] = self._col_cache
         self._bytes += _COLUMN_OVERHEAD + enc[1].itemsize * len(enc[1])
         return enc
 
@@ -343,6 +390,8 @@ class ForkedLog:
     followed by events of its own: the log of a run resumed from a checkpoint taken after
     ``n`` events of the parent's run, which shares the parent's events instead of copying
     them. It reads and appends as an EventLog does; ``nbytes`` counts its own events."""
+
+    deferred_values = True
 
     def __init__(self, parent, n: int):
         while isinstance(parent, ForkedLog) and n <= parent._n0:

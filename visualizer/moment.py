@@ -76,6 +76,8 @@ def _small_state(engine) -> dict:
 class Recorder:
     """A trace sink keeping the engine's small figures at each revealed-or-later event."""
 
+    deferred_values = True      # it never reads HostSelected's scores: leave them unbuilt
+
     def __init__(self, stepper):
         self.stepper = stepper
         self.seqs: list = []        # seqs with a snapshot, ascending

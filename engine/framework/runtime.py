@@ -62,6 +62,12 @@ def _call_error(status):
     return err if isinstance(err, PluginCallError) else None
 
 
+class ScoreResults(list):
+    """run_score_plugins' ``(node, total, None)`` rows, with the columns they came from
+    (``table``) when the trace is on."""
+    __slots__ = ("table",)
+
+
 class Framework:
     """framework.Framework for one profile.  Also the ``handle`` given to its plugins."""
 
@@ -415,9 +421,10 @@ class Framework:
     def run_score_plugins(self, state, pod, nodes):
         """RunScorePlugins: Score per node, NormalizeScore per plugin, check [0, 100], weight, sum.
 
-        Returns (list of (node name, total, {plugin: {"score": raw, "normalized": normalized,
-        "weighted": weighted}}), Status); the per-plugin detail is filled only when the trace
-        is on (it is HostSelected's ``detail``).
+        Returns (list of (node name, total, None), Status). With the trace on, the list is a
+        ``ScoreResults`` whose ``table`` is ``(node names, [(plugin, raw scores, normalized
+        scores, weight)])``: the columns of the Score and NormalizeScore batches, from which
+        HostSelected's ``scores`` and ``detail`` are built when read (engine.trace.ScoreTable).
         """
         skip = state.skip_score_plugins
         plugins = [pl for pl in self.score_plugins if pl.name not in skip] if skip else list(self.score_plugins)
@@ -457,11 +464,6 @@ class Framework:
             per_plugin.append((pl, raw, values, ext is not None, w))
         if not tr:
             return [(names[i], totals[i], None) for i in range(n)], None
-        details = [{} for _ in range(n)]
-        for pl, raw, scores, normalized, w in per_plugin:
-            name = pl.name
-            for d, r, s in zip(details, raw, scores):
-                d[name] = {"score": r, "normalized": s, "weighted": s * w}
         emit_batch = self.trace.emit_batch
         for pl, raw, scores, normalized, w in per_plugin:
             const = {"pod": pod.key, "cycle": self.cycle, "point": "Score", "plugin": pl.name,
@@ -472,7 +474,12 @@ class Framework:
                 weighted = [s * w for s in scores]
                 emit_batch("PluginResult", _NORMALIZED_KEYS, const,
                            {"node": names, "score": scores, "weightedScore": weighted}, n)
-        return [(names[i], totals[i], details[i]) for i in range(n)], None
+        out = ScoreResults((names[i], totals[i], None) for i in range(n))
+        # the same list objects as the batches' columns (a plugin without NormalizeScore: its
+        # raw scores are its normalized ones), so a compact store keeps them once
+        out.table = (names, [(pl.name, raw, scores if normalized else raw, w)
+                             for pl, raw, scores, normalized, w in per_plugin])
+        return out, None
 
     # ------------------------------------------------------------------ Reserve .. PostBind
 

@@ -203,3 +203,54 @@ def test_scan_back_and_span():
             keys = {(events[i]["type"], events[i]["pod"], events[i]["cycle"], events[i]["point"],
                      events[i]["dryRun"], events[i]["time"]) for i in range(first, end)}
             assert len(keys) == 1
+
+
+def test_host_selected_scores_are_kept_as_the_score_columns_and_read_back_built():
+    """HostSelected's scores and detail reach the compact store unbuilt (Trace.emit_deferred,
+    ScoreTable) and share the Score/NormalizeScore batches' columns; plain sinks get the
+    built dicts, the same ones as before."""
+    import marshal
+    from engine.trace import ScoreTable
+    seen = []
+
+    class Deferring:
+        deferred_values = True
+
+        def __call__(self, e):
+            if e["type"] == "HostSelected":
+                seen.append(e)
+    tr = Trace()
+    events, log = [], EventLog()
+    tr.add_sink(events.append)
+    tr.add_sink(log)
+    tr.add_sink(Deferring())
+    Engine(_cluster(300, 12), tr).run()
+    hosts = [e for e in events if e["type"] == "HostSelected" and e["scores"] is not None]
+    assert len(hosts) == len(seen) > 5
+    for plain, deferred in zip(hosts, seen):
+        assert type(plain["detail"]) is dict and isinstance(deferred["detail"], ScoreTable)
+        assert _same(deferred["scores"].value(), plain["scores"])
+        assert _same(deferred["detail"].value(), plain["detail"])
+        # totals are the sums of the weighted scores, node by node
+        assert all(plain["scores"][n] == sum(p["weighted"] for p in d.values()) for n, d in plain["detail"].items())
+        assert _same(log[plain["seq"]], plain)
+    # kept once: a HostSelected costs the store a few hundred bytes, not its 300-node dicts
+    # (marshalled, they are tens of kilobytes)
+    one, cost = EventLog(), []
+
+    class Measuring:
+        deferred_values = True
+
+        def __call__(self, e):
+            before = one.nbytes()
+            one(e)
+            if e["type"] == "HostSelected":   # less its list of tied nodes and its reason
+                cost.append(one.nbytes() - before - 2 * len(marshal.dumps(e["ties"])) - 2 * len(e["reason"]))
+
+        def add_batch(self, b):
+            one.add_batch(b)
+    t2 = Trace()
+    t2.add_sink(Measuring())
+    Engine(_cluster(300, 12), t2).run()
+    assert len(cost) == len(hosts) + sum(1 for e in events if e["type"] == "HostSelected" and e["scores"] is None)
+    assert max(cost) < 1500 and min(len(json.dumps(e["scores"])) + len(json.dumps(e["detail"])) for e in hosts) > 30_000
