@@ -37,6 +37,8 @@ _INT = {int}
 _VALUE_OVERHEAD = 8 + 1 + 100   # the list slot, the boxed flag, a dict entry of the index
 _COLUMN_OVERHEAD = 64 + 16      # an array object and its (kind, array) tuple
 _BATCH_OVERHEAD = 56 + 8 * 7    # a _StoredBatch
+_SHARED_MIN = 16   # columns this long are remembered for a ScoreTable to share (engine/trace.py)
+_SMALL_MAX = 200_000   # distinct short columns kept for sharing (then each is kept on its own)
 _BIG = 512   # containers whose marshal form is longer are zlib-compressed, not shared
 
 
@@ -95,6 +97,9 @@ class EventLog:
         self._col_cache = (None, None)  # (the last column list encoded, its encoding)
         self._recent_cols: dict = {}    # id(list) -> (list, encoding) of the latest columns
         self._last_table = (None, None) # (a ScoreTable's plugins list, their encodings)
+        self._small_consts: dict = {}   # small batches' shared fields, columns and column
+        self._small_cols: dict = {}     # sets, each kept once (see _small_parts)
+        self._small_colsets: dict = {}
         self._bytes = 0                 # nbytes(), kept as events arrive
 
     # ------------------------------------------------------------------ values
@@ -163,21 +168,24 @@ class EventLog:
         cached_src, cached = self._col_cache
         if col is cached_src:
             return cached           # the same list again (node names of a cycle's points)
-        recent = self._recent_cols.get(id(col))
-        if recent is not None and recent[0] is col:
-            self._col_cache = recent
-            return recent[1]        # a column a ScoreTable shares with a batch
+        shared = len(col) >= _SHARED_MIN
+        if shared:
+            recent = self._recent_cols.get(id(col))
+            if recent is not None and recent[0] is col:
+                self._col_cache = recent
+                return recent[1]    # a column a ScoreTable shares with a batch
         enc = None
-        for code in ("i", "q"):
-            try:
-                raw = array(code, col)      # fails at once on a string or a float
-            except OverflowError:
-                continue
-            except TypeError:
+        if not col or col[0].__class__ is int:     # else it has a value that is not an int
+            for code in ("i", "q"):
+                try:
+                    raw = array(code, col)      # fails at once on a string or a float
+                except OverflowError:
+                    continue
+                except TypeError:
+                    break
+                if set(map(type, col)) <= _INT:  # bools convert too, but must stay bools
+                    enc = (_RAW, raw)
                 break
-            if set(map(type, col)) <= _INT:  # bools convert too, but must stay bools
-                enc = (_RAW, raw)
-            break
         if enc is None:
             sid = self._str_ids
             try:
@@ -195,11 +203,12 @@ class EventLog:
                     ids.append(i)
                 enc = (_IDS, array("i", ids))
         self._col_cache = (col, enc)
-        recent = self._recent_cols
-        if len(recent) >= 128:          # forget the older half (a cycle's columns stay)
-            for k in list(itertools.islice(recent, 64)):
-                del recent[k]
-        recent[id(col)] = self._col_cache
+        if shared:
+            recent = self._recent_cols
+            if len(recent) >= 128:          # forget the older half (a cycle's columns stay)
+                for k in list(itertools.islice(recent, 64)):
+                    del recent[k]
+            recent[id(col)] = self._col_cache
         self._bytes += _COLUMN_OVERHEAD + enc[1].itemsize * len(enc[1])
         return enc
 
@@ -229,13 +238,78 @@ class EventLog:
     def add_batch(self, batch: EventBatch) -> None:
         if batch.start != self._n:
             raise ValueError(f"EventLog: batch seq {batch.start} arrives at position {self._n}")
-        cols = {k: self._encode_column(c) for k, c in batch.cols.items()}
+        if batch.n < _SHARED_MIN:
+            const, cols = self._small_parts(batch)
+        else:
+            cols = {k: self._encode_column(c) for k, c in batch.cols.items()}
+            const = dict(batch.const)
+            self._bytes += 104 * len(const) + 104 * len(cols)
         self._rec_start.append(self._n)
         self._rec_ref.append(~len(self._batches))
         self._batches.append(_StoredBatch(batch.start, batch.time, batch.type, batch.keys,
-                                          dict(batch.const), cols, batch.n))
+                                          const, cols, batch.n))
         self._n += batch.n
-        self._bytes += _BATCH_OVERHEAD + 16 + 104 * len(batch.const) + 104 * len(cols)
+        self._bytes += _BATCH_OVERHEAD + 16
+
+    def _small_parts(self, batch):
+        """A small batch's shared fields and columns, kept once for all batches with the same
+        ones (a preemption dry run filters one node at a time between reprieve events: tens
+        of thousands of batches of a few rows, most of them alike)."""
+        vid = self._vid
+        ckey = (tuple(batch.const), tuple([vid(v) for v in batch.const.values()]))
+        const = self._small_consts.get(ckey)
+        if const is None:
+            const = dict(batch.const)
+            self._bytes += 104 * len(const)
+            if len(self._small_consts) < _SMALL_MAX:
+                self._small_consts[ckey] = const
+                self._bytes += _VALUE_OVERHEAD
+        small = self._encode_small
+        cols = {k: small(c) for k, c in batch.cols.items()}
+        # the columns' encodings are shared objects (or held by this dict): ids stay unique
+        skey = tuple([(k, id(e)) for k, e in cols.items()])
+        shared = self._small_colsets.get(skey)
+        if shared is None:
+            shared = cols
+            self._bytes += 104 * len(cols)
+            if len(self._small_colsets) < _SMALL_MAX:
+                self._small_colsets[skey] = cols
+                self._bytes += _VALUE_OVERHEAD
+        return const, shared
+
+    def _encode_small(self, col):
+        """The encoding of a short column, the same object for every column with the same
+        values (while the table of them stays under _SMALL_MAX entries)."""
+        table = self._small_cols
+        enc = None
+        if col[0].__class__ is int and set(map(type, col)) <= _INT:   # bools must stay bools
+            key = (_RAW, tuple(col))
+            got = table.get(key)
+            if got is not None:
+                return got
+            for code in ("i", "q"):
+                try:
+                    enc = (_RAW, array(code, col))
+                    break
+                except OverflowError:
+                    continue
+        if enc is None:
+            sid = self._str_ids
+            try:
+                ids = tuple([sid[v] for v in col])     # strings seen before
+            except (KeyError, TypeError):
+                vid = self._vid
+                ids = tuple([vid(v) for v in col])
+            key = (_IDS, ids)
+            got = table.get(key)
+            if got is not None:
+                return got
+            enc = (_IDS, array("i", ids))
+        self._bytes += _COLUMN_OVERHEAD + enc[1].itemsize * len(enc[1])
+        if len(table) < _SMALL_MAX:
+            table[key] = enc
+            self._bytes += _VALUE_OVERHEAD
+        return enc
 
     # ------------------------------------------------------------------ reading
 

@@ -333,6 +333,24 @@ class Framework:
                 return status
         return None
 
+    def node_filter(self, state, pod):
+        """``run_filter_plugins(state, pod, node_info)`` as a function of the node alone, with
+        the plugins to run resolved once: what the Filter loop calls for each node that has no
+        nominated pods while the trace is off (the same statuses, none of the trace work)."""
+        skip = state.skip_filter_plugins
+        calls = [(pl.filter, pl.name) for pl in self.filter_plugins if not (skip and pl.name in skip)]
+
+        def check(node_info):
+            for fn, name in calls:
+                status = fn(state, pod, node_info)
+                if status is not None and status.code != _SUCCESS:
+                    if not status.is_unschedulable():
+                        return Status(Code.Error, [f"running {name!r} filter plugin: {status.message()}"], name, err=status.err)
+                    status.failed_plugin = name
+                    return status
+            return None
+        return check
+
     def run_filter_plugins_with_nominated_pods(self, state, pod, node_info, dry_run=False):
         """RunFilterPluginsWithNominatedPods: first with the pods nominated to the node whose
         priority is >= the pod's (if any), then without them; both must pass."""

@@ -17,3 +17,11 @@ def test_traces_and_states_are_byte_identical_to_the_stored_digests():
     got = digests()
     assert sorted(got) == sorted(want)
     assert {k: v for k, v in got.items() if v != want[k]} == {}
+
+
+def test_states_with_the_trace_off_are_the_same():
+    """The headless mode (trace off) takes shorter paths (Framework.node_filter); its states
+    are the stored ones too."""
+    want = json.loads(STORED.read_text())
+    got = digests(trace=False)
+    assert {k: v[1] for k, v in got.items() if v[1] != want[k][1]} == {}

@@ -49,6 +49,9 @@ def balanced_resource_scorer(requested, allocatable) -> int:
     return int((1 - std) * float(MAX_NODE_SCORE))
 
 
+balanced_resource_scorer.kind = "balanced"   # ResourceAllocationScorer writes it out for cpu and memory
+
+
 class BalancedAllocation(ResourceAllocationScorePlugin):
     name = NAME
     pre_score_state_key = PRE_SCORE_STATE_KEY

@@ -6,6 +6,8 @@ NodeResourcesBalancedAllocation (upstream ``noderesources/resource_allocation.go
 """
 from __future__ import annotations
 
+import math
+
 from ...framework.interface import Code, MAX_NODE_SCORE, PreScorePlugin, ScorePlugin, Status
 from ..helper import build_broken_linear_function, go_round, is_scalar_resource_name
 
@@ -91,6 +93,9 @@ class ResourceAllocationScorer:
         allocatable), as ``score`` leaves it out."""
         cpu_request, memory_request = pod_requests
         scorer = self.scorer
+        kind = getattr(scorer, "kind", None)
+        if kind is not None:
+            return self._score_nodes_inline(kind, scorer, node_infos, cpu_request, memory_request)
         out = []
         append = out.append
         if self.use_requested:
@@ -108,6 +113,50 @@ class ResourceAllocationScorer:
                 a1 = alloc.get("memory", 0)
                 append(scorer([ni.non0_cpu + cpu_request if a0 else 0,
                                ni.non0_mem + memory_request if a1 else 0], [a0, a1]))
+        return out
+
+    def _score_nodes_inline(self, kind, scorer, node_infos, cpu_request, memory_request):
+        """The default strategies' arithmetic written out for cpu and memory, the same
+        operations in the same order as ``least_resource_scorer`` / ``balanced_resource_scorer``
+        (integers, and the same float expressions), without a call per node."""
+        if self.use_requested:
+            used = [(ni.requested.get("cpu", 0), ni.requested.get("memory", 0)) for ni in node_infos]
+        else:
+            used = [(ni.non0_cpu, ni.non0_mem) for ni in node_infos]
+        allocs = [ni.node.allocatable for ni in node_infos]
+        out = []
+        append = out.append
+        if kind == "least":
+            w0, w1 = scorer.weights
+            for (u0, u1), alloc in zip(used, allocs):
+                a0 = alloc.get("cpu", 0)
+                a1 = alloc.get("memory", 0)
+                node_score = weight_sum = 0
+                if a0:
+                    r0 = u0 + cpu_request
+                    node_score += (0 if r0 > a0 else ((a0 - r0) * MAX_NODE_SCORE) // a0) * w0
+                    weight_sum += w0
+                if a1:
+                    r1 = u1 + memory_request
+                    node_score += (0 if r1 > a1 else ((a1 - r1) * MAX_NODE_SCORE) // a1) * w1
+                    weight_sum += w1
+                append(node_score // weight_sum if weight_sum else 0)
+            return out
+        # "balanced"
+        max_score = float(MAX_NODE_SCORE)
+        for (u0, u1), alloc in zip(used, allocs):
+            a0 = alloc.get("cpu", 0)
+            a1 = alloc.get("memory", 0)
+            if a0 and a1:
+                f0 = float(u0 + cpu_request) / float(a0)
+                f1 = float(u1 + memory_request) / float(a1)
+                if f0 > 1:
+                    f0 = 1.0
+                if f1 > 1:
+                    f1 = 1.0
+                append(int((1 - math.fabs((f0 - f1) / 2)) * max_score))
+            else:
+                append(scorer([u0 + cpu_request if a0 else 0, u1 + memory_request if a1 else 0], [a0, a1]))
         return out
 
     def score(self, pod, node_info, pod_requests):
@@ -201,6 +250,9 @@ def least_resource_scorer(resources):
             return 0
         return node_score // weight_sum
 
+    if len(weights) == 2:       # cpu and memory: ResourceAllocationScorer writes it out
+        scorer.kind = "least"
+        scorer.weights = tuple(weights)
     return scorer
 
 

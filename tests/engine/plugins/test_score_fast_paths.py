@@ -41,9 +41,12 @@ def random_nodes(rng, n=300):
 @pytest.mark.parametrize("scorer_fn", [least_resource_scorer, most_resource_scorer,
                                        lambda r: balanced_allocation.balanced_resource_scorer])
 @pytest.mark.parametrize("use_requested", [False, True])
-def test_cpu_memory_path_equals_the_general_path(scorer_fn, use_requested):
+@pytest.mark.parametrize("resources", [DEFAULT_RESOURCES, [("cpu", 3), ("memory", 1)]], ids=["1-1", "3-1"])
+def test_cpu_memory_path_equals_the_general_path(scorer_fn, use_requested, resources):
+    """Also the strategies written out in ResourceAllocationScorer._score_nodes_inline
+    (LeastAllocated with its weights, BalancedAllocation)."""
     rng = random.Random(12)
-    scorer = ResourceAllocationScorer("s", scorer_fn(DEFAULT_RESOURCES), DEFAULT_RESOURCES, use_requested)
+    scorer = ResourceAllocationScorer("s", scorer_fn(resources), resources, use_requested)
     assert scorer._cpu_memory
     nodes = random_nodes(rng)
     for k in range(20):
