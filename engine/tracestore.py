@@ -97,6 +97,7 @@ class EventLog:
         self._col_cache = (None, None)  # (the last column list encoded, its encoding)
         self._recent_cols: dict = {}    # id(list) -> (list, encoding) of the latest columns
         self._last_table = (None, None) # (a ScoreTable's plugins list, their encodings)
+        self._type_slot: dict = {}      # key-tuple number -> where "type" is in its records
         self._small_consts: dict = {}   # small batches' shared fields, columns and column
         self._small_cols: dict = {}     # sets, each kept once (see _small_parts)
         self._small_colsets: dict = {}
@@ -372,10 +373,23 @@ class EventLog:
     def __iter__(self):
         return self.scan(0, None)
 
-    def scan(self, start: int = 0, stop: int | None = None, *, batches: bool = True):
+    def _single_type(self, off: int) -> str:
+        """The type of the single event stored at ``off`` in the flat array, unexpanded."""
+        flat = self._flat
+        sid = flat[off]
+        at = self._type_slot.get(sid)
+        if at is None:
+            at = self._type_slot[sid] = 1 + self._schemas[sid].index("type")
+        return self._vals[flat[off + at]]
+
+    def scan(self, start: int = 0, stop: int | None = None, *, batches: bool = True, types=None):
         """The events ``start`` .. ``stop - 1`` in order, as dicts. With ``batches=False`` the
         events stored as batches (per-node PluginResults of Filter, Score and NormalizeScore)
-        are left out, which makes a scan of a long run cost its other events only."""
+        are left out, which makes a scan of a long run cost its other events only; with
+        ``types`` (a set of event types) only events of those types are expanded and given."""
+        if types is not None:
+            yield from self._scan_types(start, stop, batches, types)
+            return
         n = self._n
         stop = n if stop is None else max(0, min(stop, n))
         start = max(self._start, start)
@@ -409,8 +423,61 @@ class EventLog:
     def __repr__(self) -> str:
         return f"<EventLog of {self._n} events>"
 
-    def scan_back(self, stop: int | None = None, start: int = 0, *, batches: bool = True):
+    def _scan_types(self, start, stop, batches, types):
+        n = self._n
+        stop = n if stop is None else max(0, min(stop, n))
+        start = max(self._start, start)
+        if start >= stop:
+            return
+        r = self._record_of(start)
+        rec_start, rec_ref, batches_ = self._rec_start, self._rec_ref, self._batches
+        nrec = len(rec_start)
+        single_type = self._single_type
+        i = start
+        while i < stop and r < nrec:
+            ref = rec_ref[r]
+            if ref >= 0:
+                if single_type(ref) in types:
+                    yield self._single(i, ref)
+                i += 1
+            else:
+                b = batches_[~ref]
+                end = min(b.start + b.n, stop)
+                if batches and b.type in types:
+                    for j in range(i - b.start, end - b.start):
+                        yield self._row(b, j)
+                i = end
+            r += 1
+
+    def _scan_back_types(self, stop, start, batches, types):
+        stop = self._n if stop is None else max(0, min(stop, self._n))
+        start = max(self._start, start)
+        if start >= stop:
+            return
+        r = self._record_of(stop - 1)
+        rec_ref, batches_ = self._rec_ref, self._batches
+        single_type = self._single_type
+        i = stop - 1
+        while i >= start and r >= 0:
+            ref = rec_ref[r]
+            if ref >= 0:
+                if single_type(ref) in types:
+                    yield self._single(i, ref)
+                i -= 1
+            else:
+                b = batches_[~ref]
+                low = max(b.start, start)
+                if batches and b.type in types:
+                    for j in range(i - b.start, low - b.start - 1, -1):
+                        yield self._row(b, j)
+                i = b.start - 1
+            r -= 1
+
+    def scan_back(self, stop: int | None = None, start: int = 0, *, batches: bool = True, types=None):
         """The events ``stop - 1`` down to ``start``, newest first (see ``scan``)."""
+        if types is not None:
+            yield from self._scan_back_types(stop, start, batches, types)
+            return
         stop = self._n if stop is None else max(0, min(stop, self._n))
         start = max(self._start, start)
         if start >= stop:
@@ -502,19 +569,19 @@ class ForkedLog:
     def __iter__(self):
         return self.scan(0, None)
 
-    def scan(self, start: int = 0, stop: int | None = None, *, batches: bool = True):
+    def scan(self, start: int = 0, stop: int | None = None, *, batches: bool = True, types=None):
         stop = len(self) if stop is None else min(stop, len(self))
         if start < self._n0:
-            yield from self._parent.scan(start, min(stop, self._n0), batches=batches)
+            yield from self._parent.scan(start, min(stop, self._n0), batches=batches, types=types)
         if stop > self._n0:
-            yield from self._tail.scan(max(start, self._n0), stop, batches=batches)
+            yield from self._tail.scan(max(start, self._n0), stop, batches=batches, types=types)
 
-    def scan_back(self, stop: int | None = None, start: int = 0, *, batches: bool = True):
+    def scan_back(self, stop: int | None = None, start: int = 0, *, batches: bool = True, types=None):
         stop = len(self) if stop is None else min(stop, len(self))
         if stop > self._n0:
-            yield from self._tail.scan_back(stop, max(start, self._n0), batches=batches)
+            yield from self._tail.scan_back(stop, max(start, self._n0), batches=batches, types=types)
         if start < self._n0:
-            yield from self._parent.scan_back(min(stop, self._n0), start, batches=batches)
+            yield from self._parent.scan_back(min(stop, self._n0), start, batches=batches, types=types)
 
     def span(self, i: int) -> tuple:
         if i < self._n0:

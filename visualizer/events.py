@@ -11,21 +11,24 @@ from __future__ import annotations
 BATCHED_POINTS = frozenset(("Filter", "Score", "NormalizeScore"))
 
 
-def forward(events, start: int = 0, stop: int | None = None, *, quiet: bool = True):
+def forward(events, start: int = 0, stop: int | None = None, *, quiet: bool = True, types=None):
     """Events ``start`` .. ``stop - 1``, oldest first; ``quiet=False`` may leave out batched
-    per-node results (never anything else)."""
+    per-node results (never anything else); ``types`` (a set): only events of those types,
+    the others not even expanded (HostSelected's score tables are large to build)."""
     scan = getattr(events, "scan", None)
     if scan is not None:
-        return scan(start, stop, batches=quiet)
-    return iter(events[start:stop])
+        return scan(start, stop, batches=quiet, types=types)
+    got = iter(events[start:stop])
+    return got if types is None else (e for e in got if e["type"] in types)
 
 
-def backward(events, stop: int, start: int = 0, *, quiet: bool = True):
+def backward(events, stop: int, start: int = 0, *, quiet: bool = True, types=None):
     """Events ``stop - 1`` down to ``start``, newest first (see ``forward``)."""
     scan_back = getattr(events, "scan_back", None)
     if scan_back is not None:
-        return scan_back(stop, start, batches=quiet)
-    return (events[i] for i in range(min(stop, len(events)) - 1, max(start, 0) - 1, -1))
+        return scan_back(stop, start, batches=quiet, types=types)
+    got = (events[i] for i in range(min(stop, len(events)) - 1, max(start, 0) - 1, -1))
+    return got if types is None else (e for e in got if e["type"] in types)
 
 
 def span(events, i: int) -> tuple:

@@ -32,11 +32,10 @@ class PodIndex:
     def extend(self) -> "PodIndex":
         events, by_pod, types = self.events, self.by_pod, self.TYPES
         end = len(events)
-        for e in forward(events, self.upto, end, quiet=False):     # a timeline's seq is its index
-            if e["type"] in types:
-                key = e.get("pod")
-                if key is not None:
-                    by_pod.setdefault(key, []).append(e["seq"])
+        for e in forward(events, self.upto, end, quiet=False, types=types):   # seq = index
+            key = e.get("pod")
+            if key is not None:
+                by_pod.setdefault(key, []).append(e["seq"])
         self.upto = end
         return self
 

@@ -46,6 +46,7 @@ from visualizer.events import backward
 
 QUEUE_NAMES = ("activeQ", "backoffQ", "unschedulablePods")
 _QUIET_POINTS = {"PreFilter", "Filter", "PreScore", "Score", "NormalizeScore"}
+_QUEUE_TRANSITION = frozenset(("QueueTransition",))
 
 
 def _small_state(engine) -> dict:
@@ -179,8 +180,8 @@ def _undo_queue_transition(queues, e, restore_source=True) -> None:
 
 def _last_queue_of(events, position, key, limit=50000):
     """The queue the latest revealed QueueTransition of ``key`` put it in (or None)."""
-    for e in backward(events, position, position - limit, quiet=False):
-        if e["type"] == "QueueTransition" and e["pod"] == key:
+    for e in backward(events, position, position - limit, quiet=False, types=_QUEUE_TRANSITION):
+        if e["pod"] == key:
             return e.get("to")
     return None
 

@@ -77,6 +77,9 @@ def _resource_order(names):
 
 # ---------------------------------------------------------------------- the trace index
 
+_INDEXED_TYPES = frozenset(("QueueTransition", "CycleSkipped", "PodDeleted", "CycleEnd", "CycleStart")) | PREEMPTION_TYPES
+
+
 class TraceIndex:
     """What the panels need from a session's whole timeline, gathered once per event.
 
@@ -102,8 +105,11 @@ class TraceIndex:
 
     def extend(self) -> "TraceIndex":
         events, counts = self.events, self.counts
-        quiet = any(may_match_batched(self.cues[i]["when"]) for i, seq in self.cue_matches.items() if seq is None)
-        for e in forward(events, self.upto, quiet=quiet):
+        pending = [self.cues[i]["when"] for i, seq in self.cue_matches.items() if seq is None]
+        quiet = any(may_match_batched(w) for w in pending)
+        # only the types read here are expanded (a cue without a type may match any event)
+        types = None if any("type" not in w for w in pending) else _INDEXED_TYPES.union(w["type"] for w in pending)
+        for e in forward(events, self.upto, quiet=quiet, types=types):
             t = e["type"]
             if t == "QueueTransition":
                 if e.get("from") in counts:
@@ -276,13 +282,17 @@ def timeline(live) -> dict:
 
 # ---------------------------------------------------------------------- queues
 
+_QUEUE_TRANSITION = frozenset(("QueueTransition",))
+_LANDING = frozenset(("CycleEnd", "Bound", "PodDeleted", "BindFailed"))
+
+
 def _last_transition_messages(keys, events, position, limit=50000) -> dict:
     """The message of each pod's latest revealed QueueTransition: why it is where it is."""
     out = {}
     if not keys:
         return out
-    for e in backward(events, position, position - limit, quiet=False):
-        if e["type"] == "QueueTransition" and e["pod"] in keys and e["pod"] not in out:
+    for e in backward(events, position, position - limit, quiet=False, types=_QUEUE_TRANSITION):
+        if e["pod"] in keys and e["pod"] not in out:
             out[e["pod"]] = e.get("message", "")
             if len(out) == len(keys):
                 break
@@ -298,9 +308,8 @@ def queues(live, mom, view=None) -> dict:
     moved = {}
     start, end = live.last_change
     if end > start:
-        for e in forward(st.events, start, end, quiet=False):
-            if e["type"] == "QueueTransition":
-                moved[e["pod"]] = e.get("from")
+        for e in forward(st.events, start, end, quiet=False, types=_QUEUE_TRANSITION):
+            moved[e["pod"]] = e.get("from")
     view = view or {}
     columns = []
     shown = mom["queues"]
@@ -381,8 +390,8 @@ def nodes(live, mom, view=None) -> dict:
     landed = {}   # pods that just arrived on (or changed on) a node: the event that did it
     start, end = live.last_change
     if end > start:
-        for e in forward(live.stepper.events, start, min(end, live.position), quiet=False):
-            if e["type"] in ("CycleEnd", "Bound", "PodDeleted", "BindFailed") and e.get("pod"):
+        for e in forward(live.stepper.events, start, min(end, live.position), quiet=False, types=_LANDING):
+            if e.get("pod"):
                 landed[e["pod"]] = summary(e)
     restore_by_node = {}
     for info in restore.values():

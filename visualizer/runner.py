@@ -83,6 +83,9 @@ EVENT_BYTES = 1000
 CHECKPOINT_OPTIONS: dict = {}
 
 
+_CYCLE_ENDS = frozenset(("CycleEnd", "CycleSkipped"))
+
+
 class ControlError(ValueError):
     """A control the presenter sent cannot be carried out; ``problems`` says why."""
 
@@ -409,9 +412,8 @@ class LiveSession:
                         break
                     q = span(ev, q)[1]
             return min(q, hw)
-        for e in forward(ev, p, hw, quiet=False):   # batched per-node results are no CycleEnd
-            if e["type"] in ("CycleEnd", "CycleSkipped"):
-                return e["seq"] + 1
+        for e in forward(ev, p, hw, quiet=False, types=_CYCLE_ENDS):   # only these are read
+            return e["seq"] + 1
         return hw
 
     def move_to(self, target: int) -> None:

@@ -83,6 +83,13 @@ def test_the_original_run_goes_on_unchanged_after_a_resumed_copy_runs_ahead():
     fresh.advance_to_end()
     assert a.events == fresh.events and _state(a) == _state(fresh) == _state(b)
     assert isinstance(b.events, ForkedLog) and b.events == fresh.events
+    # a forked log reads across its parent's events and its own as one log
+    every = list(fresh.events)
+    mid = cp.position
+    for ts in ({"QueueTransition"}, {"HostSelected", "PluginResult"}):
+        assert list(b.events.scan(mid - 200, mid + 200, types=ts)) == [e for e in every[mid - 200:mid + 200] if e["type"] in ts]
+        assert list(b.events.scan_back(mid + 200, mid - 200, types=ts)) == [e for e in every[mid - 200:mid + 200][::-1]
+                                                                             if e["type"] in ts]
 
 
 def test_an_engine_that_cannot_be_pickled_says_so():

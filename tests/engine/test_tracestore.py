@@ -46,6 +46,13 @@ def _check(events, log):
                    if not (e["type"] == "PluginResult" and e["point"] in QUIET and "error" not in e)]
     assert _same(list(log.scan(batches=False)), not_batched)
     assert _same(list(log.scan(mid, mid + 17)), events[mid:mid + 17])
+    # only some types: the others are not expanded (and not given)
+    for ts in ({"QueueTransition"}, {"HostSelected", "PluginResult", "CycleEnd"}):
+        assert _same(list(log.scan(types=ts)), [e for e in events if e["type"] in ts])
+        assert _same(list(log.scan_back(types=ts)), [e for e in reversed(events) if e["type"] in ts])
+        window = [e for e in not_batched if mid <= e["seq"] < mid + 300 and e["type"] in ts]
+        assert _same(list(log.scan(mid, mid + 300, batches=False, types=ts)), window)
+        assert _same(list(log.scan_back(mid + 300, mid, batches=False, types=ts)), window[::-1])
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
