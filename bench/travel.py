@@ -98,7 +98,7 @@ def main(argv=None):
         print(f"session estimated bytes: {est / 2**20:.0f} MiB")
 
     rng = random.Random(a.seed)
-    jump, jump_frame, back, back_frame = [], [], [], []
+    jump, jump_frame, back, back_frame, frame = [], [], [], [], []
     for _ in range(a.jumps):
         target = rng.randrange(0, head)
         t = time.perf_counter()
@@ -108,6 +108,7 @@ def main(argv=None):
         t2 = time.perf_counter()
         jump.append(t1 - t)
         jump_frame.append(t2 - t)
+        frame.append(t2 - t1)
         t = time.perf_counter()
         runner.control(sid, {"action": "back"})
         t1 = time.perf_counter()
@@ -115,12 +116,15 @@ def main(argv=None):
         t2 = time.perf_counter()
         back.append(t1 - t)
         back_frame.append(t2 - t)
+        frame.append(t2 - t1)
     if not jump:
         return
     print(_summary("jump (control)", jump))
     print(_summary("jump + render_frame", jump_frame))
     print(_summary("back (control)", back))
     print(_summary("back + render_frame", back_frame))
+    print(_summary("render_frame alone", frame))
+    print("render_frame ms, in order:", " ".join(f"{x * 1000:.0f}" for x in frame))
     print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 

@@ -1161,6 +1161,27 @@ class Engine:
             return "Binding"
         return "Pending"
 
+    def discard(self) -> None:
+        """Break the engine's reference cycles (each plugin holds its framework as its handle,
+        a framework holds bound methods of itself) so that dropping the engine frees its memory
+        at once rather than at the garbage collector's next full collection, which then has a
+        whole engine to free (a stall of a tenth of a second at 500 nodes). The engine cannot
+        be used afterwards; the visualizer calls it on an engine it stops showing."""
+        for fwk in list(self.frameworks.values()):
+            for inst in list(getattr(fwk, "_instances", {}).values()):
+                try:
+                    vars(inst).clear()
+                except TypeError:       # a plugin without a __dict__ holds no handle there
+                    pass
+            vars(fwk).clear()
+        # the engine's own parts (the queue's heaps hold key functions bound to it); never the
+        # scenario, which other engines share
+        for name in ("queue", "cache", "pv_cache", "pvc_cache"):
+            part = vars(self).get(name)
+            if part is not None and hasattr(part, "__dict__"):
+                vars(part).clear()
+        vars(self).clear()
+
     def state(self) -> dict:
         """The state of SPEC.md §3."""
         q = self.queue

@@ -60,6 +60,14 @@ class Stepper:
         st.run_complete = True
         return st
 
+    def discard(self) -> None:
+        """Free this stepper's engine at once (``Engine.discard``); its events stay valid for
+        whoever shares them. The stepper cannot be used afterwards."""
+        engine = getattr(self, "engine", None)
+        if engine is not None:
+            engine.discard()
+        vars(self).clear()
+
     # ------------------------------------------------------------------ engine units
 
     def _advance_unit(self, until=None) -> bool:

@@ -42,13 +42,13 @@ _SMALL_MAX = 200_000   # distinct short columns kept for sharing (then each is k
 _BIG = 512   # containers whose marshal form is longer are zlib-compressed, not shared
 
 
-def _unbox(v, how):
+def _unbox(v, how, vals):
     if how == 1:
         return marshal.loads(v)
     if how == 2:
         return marshal.loads(zlib.decompress(v))
     if how == 3:
-        return _table_value(v)
+        return _table_value(v, vals)
     return v
 
 
@@ -59,10 +59,10 @@ def _column(enc, vals):
     return [vals[i] for i in arr]      # value numbers of plain values (strings, ints)
 
 
-def _table_value(stored) -> dict:
+def _table_value(stored, vals) -> dict:
     """A ScoreTable kept as (what, node column, [(plugin, raw column, normalized column,
-    weight)], the log's value list), built as ScoreTable.value() builds it."""
-    what, nodes, plugins, vals = stored
+    weight)]), built as ScoreTable.value() builds it (``vals``: the log's value list)."""
+    what, nodes, plugins = stored
     return ScoreTable(what, _column(nodes, vals),
                       [(name, _column(raw, vals), _column(norm, vals), w) for name, raw, norm, w in plugins]).value()
 
@@ -157,13 +157,13 @@ class EventLog:
             plugins = [(name, enc(raw), enc(norm), w) for name, raw, norm, w in t.plugins]
             self._last_table = (t.plugins, plugins)
             self._bytes += 64 + 72 * len(plugins)
-        stored = (t.what, self._encode_column(t.nodes), plugins, self._vals)
+        stored = (t.what, self._encode_column(t.nodes), plugins)
         i = self._new_value(stored, {}, None)
         self._boxed[i] = 3
         return i
 
     def _value(self, i):
-        return _unbox(self._vals[i], self._boxed[i])
+        return _unbox(self._vals[i], self._boxed[i], self._vals)
 
     def _encode_column(self, col):
         cached_src, cached = self._col_cache
@@ -325,7 +325,7 @@ class EventLog:
         for k in keys:
             i = flat[j]
             v = vals[i]
-            d[k] = _unbox(v, boxed[i]) if boxed[i] else v
+            d[k] = _unbox(v, boxed[i], vals) if boxed[i] else v
             j += 1
         return d
 
@@ -345,7 +345,7 @@ class EventLog:
                 i = c[1][r]
                 v = vals[i]
                 if boxed[i]:
-                    v = _unbox(v, boxed[i])
+                    v = _unbox(v, boxed[i], vals)
             d[k] = v
         return d
 

@@ -423,14 +423,20 @@ class LiveSession:
         if target == p:
             return
         if target == self.high_water:
-            self.stepper = self.head        # kept at the head all along
+            self._show(self.head)           # kept at the head all along
             return
         forward_clear = target > p and not any(p <= i.position < target for i in self.injections)
         cp = self.checkpointer.latest(target)
         if forward_clear and (cp is None or cp.position <= p):
             self.stepper.reveal_to(target)  # on from here: nearer than any checkpoint
         else:
-            self.stepper = self._shown_at(target)
+            self._show(self._shown_at(target))
+
+    def _show(self, st: Stepper) -> None:
+        """Show ``st``; a stepper behind the head that is no longer shown is freed at once."""
+        old, self.stepper = self.stepper, st
+        if old is not st and old is not self.head:
+            old.discard()
 
     def step(self, kind: str) -> bool:
         """One step of ``kind`` (event, point, cycle); False if nothing more happens."""
@@ -513,9 +519,14 @@ class LiveSession:
         self.injections.append(Injection(pos, at, verb, body))
         if self.stepper is not self.head:
             # the shown run becomes the head: the checkpoints of the dropped future go, and the
-            # new head's run is checkpointed from here on
+            # new head's run is checkpointed from here on; the old head's engine is freed (its
+            # events stay, shared by the new head's log)
             self.checkpointer.forget_after(pos, len(kept))
             self.checkpointer.attach(self.stepper)
+            old_head = self.head
+            self._head_moved()
+            old_head.discard()
+            return
         self._head_moved()
 
     # ------------------------------------------------------------------ storing
@@ -565,10 +576,27 @@ def _lock_for(session_id) -> threading.RLock:
         return lock
 
 
+def _settle_heap() -> None:
+    """After a session is loaded: collect, then move every object there is (Django, the
+    modules, the sessions' engines) out of the garbage collector's view (gc.freeze). Its full
+    collections, which otherwise walk the whole heap every few thousand new long-lived objects
+    (about 100 ms at 500 nodes, each ~10th frame while travelling; bench/travel.py), then look
+    at newer objects only. Frozen objects are still freed when nothing refers to them; a
+    session leaving memory unfreezes everything (``_release_heap``) so that what it leaves in
+    reference cycles is collected as usual."""
+    gc.collect()
+    gc.freeze()
+
+
+def _release_heap() -> None:
+    gc.unfreeze()
+
+
 def _forget(session_id) -> None:
     with _registry_lock:
         _live.pop(session_id, None)
         _last_used.pop(session_id, None)
+    _release_heap()
 
 
 def evict_idle(now: float | None = None, keep=None) -> list:
@@ -591,6 +619,7 @@ def evict_idle(now: float | None = None, keep=None) -> list:
                 over -= 1
     if evicted:
         metrics.EVICTIONS.inc(len(evicted))
+        _release_heap()
     return evicted
 
 
@@ -604,6 +633,7 @@ def reset() -> None:
         _players.clear()
         _play_tokens.clear()
         _play_speeds.clear()
+    _release_heap()
 
 
 @contextmanager
@@ -613,10 +643,13 @@ def open_live(session_id):
         row = _retry_locked(lambda: Session.objects.get(pk=session_id))
         live = _live.get(session_id)
         if live is None or live.version != row.version:
+            if live is not None:
+                _release_heap()     # the old one's objects go
             live = LiveSession(row)
             with _registry_lock:
                 _live[session_id] = live
             metrics.REBUILDS.inc()
+            _settle_heap()
         with _registry_lock:
             _last_used[session_id] = time.monotonic()
         evict_idle(keep=session_id)

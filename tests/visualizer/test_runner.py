@@ -296,3 +296,17 @@ def test_the_collector_is_paused_only_while_a_checkpoint_is_restored_and_replaye
         assert not gc.isenabled()   # left as it was
     finally:
         gc.enable()
+
+
+def test_a_loaded_session_is_out_of_the_collectors_full_passes_until_one_leaves(scenario_text):
+    """runner._settle_heap: after a session is loaded, the objects there are are frozen (the
+    collector's full passes walk only newer ones); a session leaving memory unfreezes them."""
+    import gc
+    session = runner.create_session(scenario_text("preemption.yaml"), "preemption.yaml")
+    runner.reset()
+    assert gc.get_freeze_count() == 0
+    control(session.pk, "run-until", until=3)
+    assert gc.get_freeze_count() > 10_000
+    assert len(gc.get_objects(generation=2)) < gc.get_freeze_count()
+    runner.reset()
+    assert gc.get_freeze_count() == 0
