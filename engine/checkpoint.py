@@ -110,6 +110,10 @@ class Checkpointer:
         self.checkpoints: list = []     # ascending positions
         self.failed = None              # why the engine cannot be checkpointed, once known
         self._work = 0.0                # engine seconds since the last checkpoint
+        # with ``defer`` set, a checkpoint that comes due is only noted (``due``) and taken by
+        # ``take_due`` later: the visualizer defers them out of a single step's response time
+        self.defer = False
+        self.due = False
         self._last_cost = 0.0
         self._last_position = 0
 
@@ -147,16 +151,33 @@ class Checkpointer:
             return
         if self.clock and self.overhead and self._work * self.overhead < self._last_cost:
             return
+        if self.defer:
+            self.due = True         # taken by take_due, when the caller has time
+            return
+        self._take(st)
+
+    def take_due(self, st) -> bool:
+        """Take the checkpoint that came due while ``defer`` was set, of ``st``'s engine as it
+        is now (between units: any time the engine is not running). Returns whether one was
+        taken."""
+        if not self.due or self.defer or self.failed is not None:
+            return False
+        self.due = False
+        return self._take(st)
+
+    def _take(self, st) -> bool:
+        pos = len(st.events)
         try:
             cp = take(st.engine, pos, st.injected, self.clock)
         except CheckpointError as e:
             self.failed = str(e)
-            return
+            return False
         self.checkpoints.append(cp)
         self._work, self._last_cost, self._last_position = 0.0, cp.seconds, pos
         while self.nbytes > self.budget_bytes and len(self.checkpoints) > 1:
             self.checkpoints = self.checkpoints[1::2]
             self.min_events *= 2
+        return True
 
     def latest(self, position: int, injected: int | None = None):
         """The latest checkpoint at or before ``position`` (taken after at most ``injected``

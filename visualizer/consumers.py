@@ -34,6 +34,8 @@ from visualizer import metrics, presenters, runner
 
 log = logging.getLogger(__name__)
 
+CHECKPOINT_DELAY_SECONDS = 0.05   # after a step's frame is sent, before its due checkpoint
+
 VIEW_ACTIONS = {"filter", "view"}
 CONTROL_ACTIONS = {"step-event", "step-point", "step-cycle", "back", "jump", "run-until", "inject",
                    "play", "pause", "reload-plugins"}
@@ -219,6 +221,20 @@ class SessionConsumer(AsyncWebsocketConsumer):
         await self.send_status("info", result["note"] if result["note"] else
                                (reloaded or ("Paused." if was_playing else "")), [])
         await self.publish_now()
+        if result.get("checkpoint_due"):
+            self.checkpoint_soon()
+
+    def checkpoint_soon(self) -> None:
+        """Take the checkpoint the step left due a moment after its frame went out, not before
+        (runner.take_due_checkpoint; it waits for the session's lock like any control)."""
+        session_id = self.session_id
+
+        async def take():
+            try:
+                await _sync(runner.take_due_checkpoint)(session_id)
+            except Exception:       # noqa: BLE001 - travelling back then replays further
+                log.exception("session %s: taking a due checkpoint failed", session_id)
+        asyncio.get_running_loop().call_later(CHECKPOINT_DELAY_SECONDS, lambda: asyncio.ensure_future(take()))
 
     async def reload_plugins(self, action) -> tuple:
         """The presenter's Reload plugins button, and in development (settings.DEBUG) a reload

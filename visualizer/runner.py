@@ -447,7 +447,13 @@ class LiveSession:
             return True
         if self.stepper.position >= len(self.stepper.events):   # new engine work: within budget?
             self.check_budget()
-        got = self.stepper.advance(kind)
+        # a checkpoint coming due in one step is taken after its frame is out (take_due_checkpoint):
+        # at 5,000 nodes taking one costs more than the step itself
+        self.checkpointer.defer = True
+        try:
+            got = self.stepper.advance(kind)
+        finally:
+            self.checkpointer.defer = False
         if not got:
             return False
         self._head_moved()
@@ -690,7 +696,9 @@ def _short(raw) -> str:
 
 
 def control(session_id, msg: dict) -> dict:
-    """Carry out one control message from the presenter; returns ``{"note": str, "more": bool}``.
+    """Carry out one control message from the presenter; returns ``{"note": str, "more": bool,
+    "checkpoint_due": bool}`` (a checkpoint to take with ``take_due_checkpoint`` once the
+    frame is out).
 
     ``msg["action"]`` is one of step-event, step-point, step-cycle, back, jump, run-until,
     inject (plus ``form`` and its fields). Play and pause are handled by ``start_play`` and
@@ -739,7 +747,13 @@ def control(session_id, msg: dict) -> dict:
         except BaseException:
             _forget(session_id)   # the database has the session as it was: rebuild from there
             raise
-        return {"note": note, "more": more}
+        return {"note": note, "more": more, "checkpoint_due": live.checkpointer.due}
+
+
+def take_due_checkpoint(session_id) -> bool:
+    """Take the head's checkpoint that a step left due (after the step's frame is sent)."""
+    with open_live(session_id) as live:
+        return live.checkpointer.take_due(live.head)
 
 
 def render_frame(session_id, log_filter=None, view=None):

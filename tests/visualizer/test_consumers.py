@@ -261,3 +261,23 @@ async def test_a_follower_may_set_its_own_view_of_a_large_cluster(create):
     assert 'data-n="n12" class="h0 s"' in own and "11–20 of 23" in own
     await p.disconnect()
     await f.disconnect()
+
+
+async def test_a_checkpoint_due_after_a_step_is_taken_once_its_frame_is_out(create, monkeypatch):
+    monkeypatch.setattr(runner, "CHECKPOINT_OPTIONS", {"min_events": 1, "overhead": 0})
+    session = await create("preemption.yaml")
+    comm = await presenter(session)
+    await comm.receive_from()
+
+    def checkpoints():
+        with runner.open_live(session.pk) as live:
+            return len(live.checkpointer.checkpoints), live.checkpointer.due
+    await comm.send_to(text_data=json.dumps({"action": "step-cycle"}))
+    await receive_until(comm, lambda m: position(m) not in (None, 0))
+    for _ in range(50):         # taken a moment after the frame (CHECKPOINT_DELAY_SECONDS)
+        taken, due = await in_thread(checkpoints)()
+        if taken:
+            break
+        await asyncio.sleep(0.02)
+    assert (taken, due) == (1, False)
+    await comm.disconnect()

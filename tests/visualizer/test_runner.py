@@ -310,3 +310,33 @@ def test_a_loaded_session_is_out_of_the_collectors_full_passes_until_one_leaves(
     assert len(gc.get_objects(generation=2)) < gc.get_freeze_count()
     runner.reset()
     assert gc.get_freeze_count() == 0
+
+
+def test_a_checkpoint_due_in_a_step_waits_until_the_frame_is_out(scenario_text, monkeypatch):
+    """A single step only notes a checkpoint that comes due (at 5,000 nodes taking one costs
+    more than the step); take_due_checkpoint takes it afterwards, at the head as it is then,
+    and travelling back restores it like any other."""
+    monkeypatch.setattr(runner, "CHECKPOINT_OPTIONS", {"min_events": 1, "overhead": 0})
+    session = runner.create_session(scenario_text("preemption.yaml"), "preemption.yaml")
+    got = runner.control(session.pk, {"action": "step-cycle"})
+    with runner.open_live(session.pk) as live:
+        assert got["checkpoint_due"] and live.checkpointer.due and live.checkpointer.checkpoints == []
+    assert runner.take_due_checkpoint(session.pk)
+    with runner.open_live(session.pk) as live:
+        cps = live.checkpointer.checkpoints
+        assert not live.checkpointer.due and [cp.position for cp in cps] == [len(live.head.events)]
+        taken_at = cps[0].position
+    assert not runner.take_due_checkpoint(session.pk)       # nothing due any more
+    for _ in range(3):
+        runner.control(session.pk, {"action": "step-cycle"})
+    runner.take_due_checkpoint(session.pk)
+    with runner.open_live(session.pk) as live:
+        assert live.high_water > taken_at + 1
+    control(session.pk, "jump", position=taken_at + 1)
+    with runner.open_live(session.pk) as live:
+        assert type(live.stepper.events).__name__ == "ForkedLog"      # restored from it
+    assert snapshot(session.pk) == after_restart(session.pk)
+    # a run takes its checkpoints as it goes
+    runner.control(session.pk, {"action": "run-until", "until": 400})
+    with runner.open_live(session.pk) as live:
+        assert len(live.checkpointer.checkpoints) > 3 and not live.checkpointer.due
