@@ -42,7 +42,7 @@ import bisect
 import math
 
 from engine import US
-from visualizer.events import backward
+from visualizer.events import backward, span
 
 QUEUE_NAMES = ("activeQ", "backoffQ", "unschedulablePods")
 _QUIET_POINTS = {"PreFilter", "Filter", "PreScore", "Score", "NormalizeScore"}
@@ -220,7 +220,11 @@ def in_flight(events: list, position: int, index) -> dict | None:
         return None
     e = events[pop]
     out = {"key": e["pod"], "cycle": None, "stage": "popped from activeQ", "ended": None}
-    for later in events[pop + 1:position]:
+    i = pop + 1
+    while i < position:
+        # the rows of one stored batch share their type, pod, point and dryRun: one is read
+        later = events[i]
+        i = max(i + 1, span(events, i)[1])
         t = later["type"]
         if t == "CycleStart":
             out["cycle"] = later.get("cycle")
