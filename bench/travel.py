@@ -99,24 +99,19 @@ def main(argv=None):
 
     rng = random.Random(a.seed)
     jump, jump_frame, back, back_frame, frame = [], [], [], [], []
+
+    def timed(msg, moved, moved_and_shown):
+        t = time.perf_counter()
+        runner.control(sid, msg)
+        t1 = time.perf_counter()
+        runner.render_frame(sid)
+        t2 = time.perf_counter()
+        moved.append(t1 - t)
+        moved_and_shown.append(t2 - t)
+        frame.append(t2 - t1)
     for _ in range(a.jumps):
-        target = rng.randrange(0, head)
-        t = time.perf_counter()
-        runner.control(sid, {"action": "jump", "position": target})
-        t1 = time.perf_counter()
-        runner.render_frame(sid)
-        t2 = time.perf_counter()
-        jump.append(t1 - t)
-        jump_frame.append(t2 - t)
-        frame.append(t2 - t1)
-        t = time.perf_counter()
-        runner.control(sid, {"action": "back"})
-        t1 = time.perf_counter()
-        runner.render_frame(sid)
-        t2 = time.perf_counter()
-        back.append(t1 - t)
-        back_frame.append(t2 - t)
-        frame.append(t2 - t1)
+        timed({"action": "jump", "position": rng.randrange(0, head)}, jump, jump_frame)
+        timed({"action": "back"}, back, back_frame)
     if not jump:
         return
     print(_summary("jump (control)", jump))

@@ -119,14 +119,18 @@ class Trace:
         """The time the next event will carry (seconds)."""
         return self._clock() / US
 
-    def emit(self, type_: str, **fields) -> None:
-        if not self.enabled:
-            return
+    def _next_event(self, type_: str, fields: dict) -> dict:
         if self._pending is not None:
             self.flush()
         event = {"seq": self.seq, "time": self._clock() / US, "type": type_}
         event.update(fields)
         self.seq += 1
+        return event
+
+    def emit(self, type_: str, **fields) -> None:
+        if not self.enabled:
+            return
+        event = self._next_event(type_, fields)
         for s, _ in self._sinks:
             s(event)
 
@@ -136,11 +140,7 @@ class Trace:
         those values built (once), the same dict ``emit`` would have given it."""
         if not self.enabled:
             return
-        if self._pending is not None:
-            self.flush()
-        event = {"seq": self.seq, "time": self._clock() / US, "type": type_}
-        event.update(fields)
-        self.seq += 1
+        event = self._next_event(type_, fields)
         built = None
         for s, _ in self._sinks:
             if getattr(s, "deferred_values", False):

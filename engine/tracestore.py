@@ -75,7 +75,18 @@ class _StoredBatch:
         self.const, self.cols, self.n = const, cols, n
 
 
-class EventLog:
+class _Log:
+    """What EventLog and ForkedLog share: equal to a list (or log) of the same events."""
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, (EventLog, ForkedLog, list)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None
+
+
+class EventLog(_Log):
     """An append-only sequence of trace events, stored compactly (see the module docstring)."""
 
     deferred_values = True      # HostSelected's ScoreTables arrive unbuilt (Trace.emit_deferred)
@@ -387,9 +398,6 @@ class EventLog:
         events stored as batches (per-node PluginResults of Filter, Score and NormalizeScore)
         are left out, which makes a scan of a long run cost its other events only; with
         ``types`` (a set of event types) only events of those types are expanded and given."""
-        if types is not None:
-            yield from self._scan_types(start, stop, batches, types)
-            return
         n = self._n
         stop = n if stop is None else max(0, min(stop, n))
         start = max(self._start, start)
@@ -398,102 +406,46 @@ class EventLog:
         r = self._record_of(start)
         rec_start, rec_ref, batches_ = self._rec_start, self._rec_ref, self._batches
         nrec = len(rec_start)
+        single_type = self._single_type
         i = start
         while i < stop and r < nrec:
             ref = rec_ref[r]
             if ref >= 0:
-                yield self._single(i, ref)
+                if types is None or single_type(ref) in types:
+                    yield self._single(i, ref)
                 i += 1
             else:
                 b = batches_[~ref]
                 end = min(b.start + b.n, stop)
-                if batches:
+                if batches and (types is None or b.type in types):
                     for j in range(i - b.start, end - b.start):
                         yield self._row(b, j)
                 i = end
             r += 1
-
-    def __eq__(self, other) -> bool:
-        if isinstance(other, (EventLog, ForkedLog, list)):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
-        return NotImplemented
-
-    __hash__ = None
 
     def __repr__(self) -> str:
         return f"<EventLog of {self._n} events>"
 
-    def _scan_types(self, start, stop, batches, types):
-        n = self._n
-        stop = n if stop is None else max(0, min(stop, n))
-        start = max(self._start, start)
-        if start >= stop:
-            return
-        r = self._record_of(start)
-        rec_start, rec_ref, batches_ = self._rec_start, self._rec_ref, self._batches
-        nrec = len(rec_start)
-        single_type = self._single_type
-        i = start
-        while i < stop and r < nrec:
-            ref = rec_ref[r]
-            if ref >= 0:
-                if single_type(ref) in types:
-                    yield self._single(i, ref)
-                i += 1
-            else:
-                b = batches_[~ref]
-                end = min(b.start + b.n, stop)
-                if batches and b.type in types:
-                    for j in range(i - b.start, end - b.start):
-                        yield self._row(b, j)
-                i = end
-            r += 1
-
-    def _scan_back_types(self, stop, start, batches, types):
-        stop = self._n if stop is None else max(0, min(stop, self._n))
-        start = max(self._start, start)
-        if start >= stop:
-            return
-        r = self._record_of(stop - 1)
-        rec_ref, batches_ = self._rec_ref, self._batches
-        single_type = self._single_type
-        i = stop - 1
-        while i >= start and r >= 0:
-            ref = rec_ref[r]
-            if ref >= 0:
-                if single_type(ref) in types:
-                    yield self._single(i, ref)
-                i -= 1
-            else:
-                b = batches_[~ref]
-                low = max(b.start, start)
-                if batches and b.type in types:
-                    for j in range(i - b.start, low - b.start - 1, -1):
-                        yield self._row(b, j)
-                i = b.start - 1
-            r -= 1
-
     def scan_back(self, stop: int | None = None, start: int = 0, *, batches: bool = True, types=None):
         """The events ``stop - 1`` down to ``start``, newest first (see ``scan``)."""
-        if types is not None:
-            yield from self._scan_back_types(stop, start, batches, types)
-            return
         stop = self._n if stop is None else max(0, min(stop, self._n))
         start = max(self._start, start)
         if start >= stop:
             return
         r = self._record_of(stop - 1)
         rec_ref, batches_ = self._rec_ref, self._batches
+        single_type = self._single_type
         i = stop - 1
         while i >= start and r >= 0:
             ref = rec_ref[r]
             if ref >= 0:
-                yield self._single(i, ref)
+                if types is None or single_type(ref) in types:
+                    yield self._single(i, ref)
                 i -= 1
             else:
                 b = batches_[~ref]
                 low = max(b.start, start)
-                if batches:
+                if batches and (types is None or b.type in types):
                     for j in range(i - b.start, low - b.start - 1, -1):
                         yield self._row(b, j)
                 i = b.start - 1
@@ -526,7 +478,7 @@ class EventLog:
         return self._bytes
 
 
-class ForkedLog:
+class ForkedLog(_Log):
     """The first ``n`` events of ``parent`` (an EventLog or ForkedLog, which only grows)
     followed by events of its own: the log of a run resumed from a checkpoint taken after
     ``n`` events of the parent's run, which shares the parent's events instead of copying
@@ -603,13 +555,6 @@ class ForkedLog:
         parent = self._parent
         more = parent.retained_nbytes() if isinstance(parent, ForkedLog) else parent.nbytes()
         return self._tail.nbytes() + more
-
-    def __eq__(self, other) -> bool:
-        if isinstance(other, (EventLog, ForkedLog, list)):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
-        return NotImplemented
-
-    __hash__ = None
 
     def __repr__(self) -> str:
         return f"<ForkedLog of {len(self)} events, the first {self._n0} shared>"
