@@ -11,7 +11,7 @@ Then ``--jumps`` jumps to positions drawn with a seeded random generator, and as
 "back" steps after each, are timed as the page's server does them: ``runner.control`` (the
 live session moves, the position is persisted) and then ``runner.render_frame`` (every panel
 the page receives, rendered). Prints p50 / p95 / max of each, the checkpoints kept and their
-bytes, the session's estimated bytes, and the process's peak RSS.
+bytes, the session's estimated bytes, and the process's peak RSS after the run and at the end.
 
 ``--no-checkpoints`` sets a checkpoint interval larger than the run: every move behind the head
 replays from the start (what sessions did before checkpoints), for comparison.
@@ -95,7 +95,8 @@ def main(argv=None):
               f"({sum(cp.nbytes for cp in cps) / 2**20:.1f} MiB, min_events now "
               f"{live.checkpointer.min_events:,}, last take {cps[-1].seconds * 1000:.0f} ms)"
               if cps else f"{head:,} events in {build:.1f} s; no checkpoints")
-        print(f"session estimated bytes: {est / 2**20:.0f} MiB")
+        print(f"session estimated bytes: {est / 2**20:.0f} MiB; peak RSS so far (the run) "
+              f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
     rng = random.Random(a.seed)
     jump, jump_frame, back, back_frame, frame = [], [], [], [], []
