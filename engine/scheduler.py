@@ -889,9 +889,9 @@ class Engine:
         statuses = diagnosis.node_to_status_map
         plugins = diagnosis.unschedulable_plugins
         run = fwk.run_filter_plugins_with_nominated_pods
-        # with the trace off, a node without nominated pods is filtered once, without them
-        # (addNominatedPods adds nothing): its plugins are called directly (Framework.node_filter)
-        check = fwk.node_filter(state, pod) if not self.trace.enabled else None
+        # a node without nominated pods is filtered once, without them (addNominatedPods adds
+        # nothing): its plugins are called directly (Framework.node_filter)
+        check = fwk.node_filter(state, pod)
         nominated = fwk.nominator.nominated_pods if check is not None and fwk.nominator is not None else {}
         # findNodesThatPassFilters (v1.28) with one worker: the search goes on after the
         # numFeasibleNodesToFind-th feasible node; the next node that passes overflows the count,

@@ -327,29 +327,47 @@ class Framework:
                         rows = self._filter_rows(pod, dry_run)
                     rows.append((pl.name, node_info.name, status))
             if status is not None and status.code != _SUCCESS:
-                if not status.is_unschedulable():
-                    return Status(Code.Error, [f"running {pl.name!r} filter plugin: {status.message()}"], pl.name, err=status.err)
-                status.failed_plugin = pl.name
-                return status
+                return self._filter_failure(status, pl.name)
         return None
 
     def node_filter(self, state, pod):
         """``run_filter_plugins(state, pod, node_info)`` as a function of the node alone, with
         the plugins to run resolved once: what the Filter loop calls for each node that has no
-        nominated pods while the trace is off (the same statuses, none of the trace work)."""
+        nominated pods (the same statuses, and with the trace on the same rows in the same
+        order). None when the trace is on and a Filter plugin is out of tree: such a plugin's
+        call may emit events or fail with a PluginCallError, which run_filter_plugins handles."""
         skip = state.skip_filter_plugins
-        calls = [(pl.filter, pl.name) for pl in self.filter_plugins if not (skip and pl.name in skip)]
+        plugins = [pl for pl in self.filter_plugins if not (skip and pl.name in skip)]
+        calls = [(pl.filter, pl.name) for pl in plugins]
+        if not self.trace.enabled:
+            def check(node_info):
+                for fn, name in calls:
+                    status = fn(state, pod, node_info)
+                    if status is not None and status.code != _SUCCESS:
+                        return self._filter_failure(status, name)
+                return None
+            return check
+        if any(isinstance(pl, GuardedPlugin) for pl in plugins):
+            return None
+        filter_rows = self._filter_rows
 
-        def check(node_info):
+        def check_traced(node_info):
+            rows = filter_rows(pod, False)
+            node = node_info.name
             for fn, name in calls:
                 status = fn(state, pod, node_info)
+                rows.append((name, node, status))
                 if status is not None and status.code != _SUCCESS:
-                    if not status.is_unschedulable():
-                        return Status(Code.Error, [f"running {name!r} filter plugin: {status.message()}"], name, err=status.err)
-                    status.failed_plugin = name
-                    return status
+                    return self._filter_failure(status, name)
             return None
-        return check
+        return check_traced
+
+    @staticmethod
+    def _filter_failure(status, name):
+        if not status.is_unschedulable():
+            return Status(Code.Error, [f"running {name!r} filter plugin: {status.message()}"], name, err=status.err)
+        status.failed_plugin = name
+        return status
 
     def run_filter_plugins_with_nominated_pods(self, state, pod, node_info, dry_run=False):
         """RunFilterPluginsWithNominatedPods: first with the pods nominated to the node whose
