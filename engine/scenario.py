@@ -96,12 +96,14 @@ class Scenario:
         (``engine.yamlload``); every schema problem names its place in the document and the
         line and column of the YAML node it is about."""
         try:
-            data, root = yamlload.load(text)
+            data = yamlload.load_data(text)
         except yamlload.YAMLLoadError as e:
             raise ScenarioError([f"{e.where}: {e.problem}"], source) from None
         try:
             return cls.from_dict(data, source)
         except ScenarioError as e:
+            # the node tree that gives each problem its line and column is read only now
+            _data, root = yamlload.load(text)
             if root is not None:
                 e.problems = [_located(p, root) for p in e.problems]
                 e.args = (e.describe(),)

@@ -274,3 +274,57 @@ def test_mark_for_prefers_the_longest_dotted_key():
     assert yamlload.where(yamlload.mark_for(root, "a.b.c")) == "line 2, column 8"
     assert yamlload.where(yamlload.mark_for(root, "a.b")) == "line 3, column 6"
     assert yamlload.mark_for(root, "zzz") is None
+
+
+TRICKY = [
+    "a: yes\nb: No\nc: ~\nd: 0o17\ne: 017\nf: 1_000\ng: .inf\nh: -.NaN\ni: 2026-01-02\nj: 2026-01-02T03:04:05Z\n",
+    "a: &x {p: 1, q: [1, 2]}\nb: *x\nc: {<<: *x, q: 3}\nd: !!str 12\ne: !!binary aGVsbG8=\nf: '1e3'\ng: 1e3\n",
+    "- [a, b, {c: d}]\n- 'multi\n  line'\n- |\n  block\n  text\n- >\n  folded\n  text\n- \"\\u00e9\\t\"\n",
+    '{"kind": "Scenario", "metadata": {"name": "j"}, "objects": [{"a": 1.5, "b": null, "c": [true, false]}]}',
+    "sets: !!set {a, b}\nomap: !!omap [a: 1, b: 2]\npairs: !!pairs [a: 1, a: 2]\n",
+]
+
+
+def _corpus():
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    for p in sorted(list((root / "fixtures").glob("*.yaml")) + list((root / "docs/examples").glob("*.yaml"))):
+        yield p.name, p.read_text(encoding="utf-8")
+    for i, t in enumerate(TRICKY):
+        yield f"tricky-{i}", t
+
+
+@pytest.mark.parametrize("name,text", list(_corpus()), ids=lambda v: v if len(v) < 40 else "")
+def test_the_libyaml_path_reads_exactly_what_the_bounded_loader_reads(name, text, monkeypatch):
+    want = yamlload.load(text)[0]
+    calls = []
+    real = yamlload.load
+    monkeypatch.setattr(yamlload, "load", lambda *a, **k: calls.append(a) or real(*a, **k))
+    got = yamlload.load_data(text)
+    assert repr(got) == repr(want) and got == want or (got != got and repr(got) == repr(want))
+    if yamlload._CLOADER is not None and "broken" not in name:
+        assert calls == []          # read by libyaml, not by the fallback
+
+
+def test_what_is_out_of_bounds_or_invalid_goes_through_the_bounded_loader(monkeypatch):
+    if yamlload._CLOADER is None:
+        pytest.skip("PyYAML without libyaml")
+    real = yamlload.load
+    for text, bounds in [(alias_bomb(), {}), ("a: &a [1, *a]", {}), ("a: [[[[1]]]]", {"max_depth": 3}),
+                         ("a: [1, 2, 3]", {"max_nodes": 3}), ("a: b: c", {}), ("a: 2026-13-45", {})]:
+        calls = []
+        monkeypatch.setattr(yamlload, "load", lambda *a, **k: calls.append(a) or real(*a, **k))
+        with pytest.raises(yamlload.YAMLLoadError) as e:
+            yamlload.load_data(text, **bounds)
+        assert calls, text
+        with pytest.raises(yamlload.YAMLLoadError) as again:
+            real(text, **bounds)
+        assert str(e.value) == str(again.value)
+    assert yamlload.load_data("a: [1, 2]", max_nodes=5) == {"a": [1, 2]}   # 5 nodes: the mapping, a, the list, 1, 2
+
+
+def test_a_schema_problem_still_names_its_line_and_column():
+    text = "kind: Scenario\nmetadata: {name: x}\nobjects:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: n1}\nbogus: 1\n"
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_text(text)
+    assert any("bogus" in p and "(line 7, column 1)" in p for p in e.value.problems), e.value.problems
