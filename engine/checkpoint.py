@@ -114,6 +114,7 @@ class Checkpointer:
         # ``take_due`` later: the visualizer defers them out of a single step's response time
         self.defer = False
         self.due = False
+        self._due_at = None
         self._last_cost = 0.0
         self._last_position = 0
 
@@ -129,44 +130,57 @@ class Checkpointer:
         clock = self.clock
         if clock is None:
             def advance_unit(until=None):
+                before = len(stepper.events)
                 did = advance(until)
                 if did:
-                    self._after_unit(stepper)
+                    self._after_unit(stepper, before)
                 return did
             stepper._advance_unit = advance_unit
             return
 
         def advance_unit(until=None):
+            before = len(stepper.events)
             started = clock()
             did = advance(until)
             self._work += clock() - started
             if did:
-                self._after_unit(stepper)
+                self._after_unit(stepper, before)
             return did
         stepper._advance_unit = advance_unit
 
-    def _after_unit(self, st) -> None:
+    def _after_unit(self, st, before: int) -> None:
         pos = len(st.events)
+        if pos == before:
+            # a unit that emitted nothing (a periodic flush with nothing to move) changed the
+            # clock and the timers: a replay to ``pos`` stops before it, so the engine now is
+            # not the engine at ``pos``, and a checkpoint noted as due no longer is either
+            self.due = False
+            return
         if self.failed is not None or pos - self._last_position < self.min_events:
             return
         if self.clock and self.overhead and self._work * self.overhead < self._last_cost:
             return
         if self.defer:
             self.due = True         # taken by take_due, when the caller has time
+            self._due_at = (pos, st.engine.now)
             return
         self._take(st)
 
     def take_due(self, st) -> bool:
-        """Take the checkpoint that came due while ``defer`` was set, of ``st``'s engine as it
-        is now (between units: any time the engine is not running). Returns whether one was
-        taken."""
+        """Take the checkpoint that came due while ``defer`` was set, if ``st``'s engine is
+        still exactly as it was then (no unit, injection or clock move since: a checkpoint
+        filed under a position must be the engine a replay to it reaches). Returns whether one
+        was taken."""
         if not self.due or self.defer or self.failed is not None:
             return False
         self.due = False
+        if (len(st.events), st.engine.now) != self._due_at:
+            return False            # the engine went on since (e.g. a run moved its clock)
         return self._take(st)
 
     def _take(self, st) -> bool:
         pos = len(st.events)
+        self.due = False
         try:
             cp = take(st.engine, pos, st.injected, self.clock)
         except CheckpointError as e:

@@ -103,7 +103,10 @@ class Scenario:
             return cls.from_dict(data, source)
         except ScenarioError as e:
             # the node tree that gives each problem its line and column is read only now
-            _data, root = yamlload.load(text)
+            try:
+                _data, root = yamlload.load(text)
+            except yamlload.YAMLLoadError as y:     # the bounded loader refuses it: say so
+                raise ScenarioError([f"{y.where}: {y.problem}"], source) from None
             if root is not None:
                 e.problems = [_located(p, root) for p in e.problems]
                 e.args = (e.describe(),)

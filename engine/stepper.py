@@ -203,9 +203,13 @@ class Stepper:
         self._unit_end = self.position
         return self.position - start
 
-    def reveal_to(self, position: int) -> None:
-        """Reveal events until ``position`` events are shown (used for replay)."""
-        self._ensure(position)
+    def reveal_to(self, position: int, until_us: int | None = None) -> None:
+        """Reveal events until ``position`` events are shown (used for replay). ``until_us``
+        (virtual microseconds, at least the time of the last event wanted) lets the engine
+        run the periodic flushes due by then when nothing else is pending: a run taken to a
+        later time went on through them, while a replay without it stops where the queues
+        fell idle."""
+        self._ensure(position, until_us)
         self.position = min(position, len(self.events))
 
     # ------------------------------------------------------------------ injection and state

@@ -215,11 +215,17 @@ def _rebuild(scenario, injections, position, clock_us, cp, timeline, record) -> 
             break
         if i < applied:
             continue    # already in the checkpoint's engine
-        st.reveal_to(inj.position)
+        st.reveal_to(inj.position, inj.time_us)
         if inj.time_us > st.engine.now:
             st.advance_until(inj.time_us / US)
         st.inject(parse_injection(scenario, inj.verb, inj.body, i))
-    st.reveal_to(position)
+    # the time of the last event wanted bounds the replay: the periodic flushes due by then run
+    # even where the queues fell idle (as they did when the run was taken to a later time)
+    if timeline is not None and 0 < position <= len(timeline):
+        bound = int(round(timeline[position - 1]["time"] * US))
+    else:
+        bound = clock_us
+    st.reveal_to(position, bound)
     if clock_us is not None and clock_us > st.engine.now and st.position == len(st.events):
         st.advance_until(clock_us / US)
     return st
@@ -428,7 +434,8 @@ class LiveSession:
         forward_clear = target > p and not any(p <= i.position < target for i in self.injections)
         cp = self.checkpointer.latest(target)
         if forward_clear and (cp is None or cp.position <= p):
-            self.stepper.reveal_to(target)  # on from here: nearer than any checkpoint
+            # on from here (nearer than any checkpoint), as far as that event's time
+            self.stepper.reveal_to(target, int(round(self.timeline[target - 1]["time"] * US)))
         else:
             self._show(self._shown_at(target))
 
@@ -438,8 +445,10 @@ class LiveSession:
         if old is not st and old is not self.head:
             old.discard()
 
-    def step(self, kind: str) -> bool:
-        """One step of ``kind`` (event, point, cycle); False if nothing more happens."""
+    def step(self, kind: str, defer_checkpoint: bool = False) -> bool:
+        """One step of ``kind`` (event, point, cycle); False if nothing more happens. With
+        ``defer_checkpoint`` (a presenter's single step) a checkpoint that comes due is left
+        for ``take_due_checkpoint``, after the frame is out."""
         if kind not in STEP_KINDS:
             raise ControlError(f"unknown step {kind!r} (one of {', '.join(STEP_KINDS)})")
         if not self.at_head:
@@ -449,7 +458,7 @@ class LiveSession:
             self.check_budget()
         # a checkpoint coming due in one step is taken after its frame is out (take_due_checkpoint):
         # at 5,000 nodes taking one costs more than the step itself
-        self.checkpointer.defer = True
+        self.checkpointer.defer = defer_checkpoint
         try:
             got = self.stepper.advance(kind)
         finally:
@@ -729,7 +738,7 @@ def control(session_id, msg: dict) -> dict:
             prepared = live.prepare_injection(verb, body)
         try:
             if action in ("step-event", "step-point", "step-cycle"):
-                if not live.step(action.split("-", 1)[1]):
+                if not live.step(action.split("-", 1)[1], defer_checkpoint=True):
                     note = ("Nothing more happens on its own: the queues wait for a cluster event. Inject one, "
                             "or run to a later time for the periodic flushes.")
             elif action == "back":

@@ -182,3 +182,35 @@ def test_a_discarded_stepper_is_freed_without_the_garbage_collector():
 
     assert unreachable_after_dropping(False) > 1000
     assert unreachable_after_dropping(True) == 0
+
+
+@pytest.mark.parametrize("name,text", [(n, t) for n, t in _scenarios() if n in ("generated", "preemption", "backoff")
+                                       or n.startswith("0")][:6], ids=lambda v: v if len(v) < 40 else "")
+@pytest.mark.parametrize("timed", [False, True], ids=["every unit", "timed"])
+def test_every_checkpoint_is_the_engine_a_replay_to_its_position_reaches(name, text, timed, lesson_plugins):
+    """Runs to a time move the clock through units that emit nothing (periodic flushes): no
+    checkpoint is filed after such a unit, nor taken late by take_due, since a replay to its
+    position stops before them. ("timed": a fake clock makes the overhead rule pass on
+    whichever unit comes next, silent ones included.)"""
+    sc = Scenario.from_text(text, name)
+    head = Stepper(sc)
+    ticks = [0.0]
+
+    def clock():
+        ticks[0] += 1.0
+        return ticks[0]
+    ck = Checkpointer(min_events=1, overhead=0.5, clock=clock) if timed else Checkpointer(min_events=1, overhead=0)
+    ck.attach(head)
+    for t in (0.5, 3, 40, 200, 400):
+        head.advance_until(t)
+        ck.due, ck._due_at = True, (len(head.events) - 1, head.engine.now)   # a stale due: refused
+        assert not ck.take_due(head)
+    assert ck.checkpoints
+    for cp in ck.checkpoints:
+        replay = Stepper(Scenario.from_text(text, name))
+        # as far as the last event's time: the flushes due by then run where the queues idle
+        replay.reveal_to(cp.position, int(round(head.events[cp.position - 1]["time"] * 1_000_000)))
+        assert replay.position == cp.position
+        resumed = Stepper.resume(sc, cp, head.events)
+        assert resumed.engine.now == replay.engine.now == cp.now, (name, cp.position)
+        assert _state(resumed) == _state(replay)

@@ -340,3 +340,44 @@ def test_a_checkpoint_due_in_a_step_waits_until_the_frame_is_out(scenario_text, 
     runner.control(session.pk, {"action": "run-until", "until": 400})
     with runner.open_live(session.pk) as live:
         assert len(live.checkpointer.checkpoints) > 3 and not live.checkpointer.due
+
+
+def test_travel_reaches_every_position_of_a_run_that_went_on_past_idle_queues(scenario_text):
+    """A run to a later time goes on through periodic flushes when the queues are idle; a
+    replay (travelling back, a restart) reaches every position of it, not only those before
+    the first idle moment."""
+    session = runner.create_session(scenario_text("too-big.yaml"), "too-big.yaml")
+    control(session.pk, "run-until", until=3000)
+    with runner.open_live(session.pk) as live:
+        head, events = live.high_water, list(live.revealed())
+    assert head > 20
+    for target in sorted({head - 1, head - 2, head // 2, head // 3, 5, head - 7}):
+        control(session.pk, "jump", position=target)
+        with runner.open_live(session.pk) as live:
+            assert live.position == target and live.revealed() == events[:target]
+        assert snapshot(session.pk) == after_restart(session.pk)
+    control(session.pk, "jump", position=head // 3)
+    for _ in range(5):                          # stepping forward behind the head
+        before = snapshot(session.pk)
+        control(session.pk, "step-event")
+        with runner.open_live(session.pk) as live:
+            assert live.revealed() == events[:live.position]
+
+
+def test_play_takes_checkpoints_and_a_run_takes_a_due_one_itself(scenario_text, monkeypatch):
+    monkeypatch.setattr(runner, "CHECKPOINT_OPTIONS", {"min_events": 1, "overhead": 0})
+    session = runner.create_session(scenario_text("too-big.yaml"), "too-big.yaml")
+    with runner.open_live(session.pk) as live:
+        for _ in range(12):
+            live.step("point")                  # what play does: checkpoints as it goes
+        assert live.checkpointer.checkpoints and not live.checkpointer.due
+        for _ in range(12):
+            live.step("cycle", defer_checkpoint=True)   # a presenter's step: left due
+            if live.checkpointer.due:
+                break
+        assert live.checkpointer.due
+        taken = len(live.checkpointer.checkpoints)
+        live.run_until(3000)
+        assert not live.checkpointer.due and len(live.checkpointer.checkpoints) > taken
+        positions = [cp.position for cp in live.checkpointer.checkpoints]
+        assert positions == sorted(set(positions))      # never two at one place
