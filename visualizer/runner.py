@@ -760,7 +760,11 @@ def control(session_id, msg: dict) -> dict:
 
 
 def take_due_checkpoint(session_id) -> bool:
-    """Take the head's checkpoint that a step left due (after the step's frame is sent)."""
+    """Take the head's checkpoint that a step left due (after the step's frame is sent). A
+    session no longer in this process's memory has none due: it is not rebuilt for this."""
+    with _registry_lock:
+        if session_id not in _live:
+            return False
     with open_live(session_id) as live:
         return live.checkpointer.take_due(live.head)
 

@@ -327,6 +327,11 @@ def test_a_checkpoint_due_in_a_step_waits_until_the_frame_is_out(scenario_text, 
         assert not live.checkpointer.due and [cp.position for cp in cps] == [len(live.head.events)]
         taken_at = cps[0].position
     assert not runner.take_due_checkpoint(session.pk)       # nothing due any more
+    runner.control(session.pk, {"action": "step-cycle"})
+    runner.reset()                                          # evicted meanwhile: not rebuilt
+    rebuilds = runner.metrics.REBUILDS._value.get()
+    assert not runner.take_due_checkpoint(session.pk)
+    assert runner.metrics.REBUILDS._value.get() == rebuilds
     for _ in range(3):
         runner.control(session.pk, {"action": "step-cycle"})
     runner.take_due_checkpoint(session.pk)
