@@ -128,21 +128,13 @@ class Checkpointer:
         self._last_position = self.checkpoints[-1].position if self.checkpoints else 0
 
         clock = self.clock
-        if clock is None:
-            def advance_unit(until=None):
-                before = len(stepper.events)
-                did = advance(until)
-                if did:
-                    self._after_unit(stepper, before)
-                return did
-            stepper._advance_unit = advance_unit
-            return
 
         def advance_unit(until=None):
             before = len(stepper.events)
-            started = clock()
+            started = clock() if clock else 0.0
             did = advance(until)
-            self._work += clock() - started
+            if clock:
+                self._work += clock() - started
             if did:
                 self._after_unit(stepper, before)
             return did

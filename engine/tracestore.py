@@ -186,34 +186,7 @@ class EventLog(_Log):
             if recent is not None and recent[0] is col:
                 self._col_cache = recent
                 return recent[1]    # a column a ScoreTable shares with a batch
-        enc = None
-        if not col or col[0].__class__ is int:     # else it has a value that is not an int
-            for code in ("i", "q"):
-                try:
-                    raw = array(code, col)      # fails at once on a string or a float
-                except OverflowError:
-                    continue
-                except TypeError:
-                    break
-                if set(map(type, col)) <= _INT:  # bools convert too, but must stay bools
-                    enc = (_RAW, raw)
-                break
-        if enc is None:
-            sid = self._str_ids
-            try:
-                enc = (_IDS, array("i", [sid[v] for v in col]))     # strings seen before
-            except (KeyError, TypeError):
-                vid = self._vid
-                seen = {}       # id() -> value number, for the same object repeated (e.g. [])
-                ids = []
-                for v in col:
-                    i = seen.get(id(v))
-                    if i is None:
-                        i = vid(v)
-                        if v.__class__ is not str:
-                            seen[id(v)] = i
-                    ids.append(i)
-                enc = (_IDS, array("i", ids))
+        enc = self._encode_values(col)
         self._col_cache = (col, enc)
         if shared:
             recent = self._recent_cols
@@ -289,34 +262,45 @@ class EventLog(_Log):
                 self._bytes += _VALUE_OVERHEAD
         return const, shared
 
+    def _encode_values(self, col):
+        """A column as (_RAW, the integers) when it holds ints only, else (_IDS, its values'
+        numbers)."""
+        if not col or col[0].__class__ is int:     # else it has a value that is not an int
+            for code in ("i", "q"):
+                try:
+                    raw = array(code, col)      # fails at once on a string or a float
+                except OverflowError:
+                    continue
+                except TypeError:
+                    break
+                if set(map(type, col)) <= _INT:  # bools convert too, but must stay bools
+                    return (_RAW, raw)
+                break
+        sid = self._str_ids
+        try:
+            return (_IDS, array("i", [sid[v] for v in col]))     # strings seen before
+        except (KeyError, TypeError):
+            vid = self._vid
+            seen = {}       # id() -> value number, for the same object repeated (e.g. [])
+            ids = []
+            for v in col:
+                i = seen.get(id(v))
+                if i is None:
+                    i = vid(v)
+                    if v.__class__ is not str:
+                        seen[id(v)] = i
+                ids.append(i)
+            return (_IDS, array("i", ids))
+
     def _encode_small(self, col):
         """The encoding of a short column, the same object for every column with the same
         values (while the table of them stays under _SMALL_MAX entries)."""
+        enc = self._encode_values(col)
+        key = (enc[0], enc[1].typecode, enc[1].tobytes())
         table = self._small_cols
-        enc = None
-        if col[0].__class__ is int and set(map(type, col)) <= _INT:   # bools must stay bools
-            key = (_RAW, tuple(col))
-            got = table.get(key)
-            if got is not None:
-                return got
-            for code in ("i", "q"):
-                try:
-                    enc = (_RAW, array(code, col))
-                    break
-                except OverflowError:
-                    continue
-        if enc is None:
-            sid = self._str_ids
-            try:
-                ids = tuple([sid[v] for v in col])     # strings seen before
-            except (KeyError, TypeError):
-                vid = self._vid
-                ids = tuple([vid(v) for v in col])
-            key = (_IDS, ids)
-            got = table.get(key)
-            if got is not None:
-                return got
-            enc = (_IDS, array("i", ids))
+        got = table.get(key)
+        if got is not None:
+            return got
         self._bytes += _COLUMN_OVERHEAD + enc[1].itemsize * len(enc[1])
         if len(table) < _SMALL_MAX:
             table[key] = enc
@@ -470,7 +454,7 @@ class EventLog(_Log):
         ref = self._rec_ref[r]
         if ref < 0:
             return self._batches[~ref].type
-        return self._vals[self._flat[ref + 1 + self._schemas[self._flat[ref]].index("type")]]
+        return self._single_type(ref)
 
     def nbytes(self) -> int:
         """The memory the events take, estimated as they arrive (arrays, batch headers, the

@@ -7,6 +7,8 @@ them whole (``quiet=False``) instead of expanding thousands of dicts per cycle.
 """
 from __future__ import annotations
 
+from engine import US
+
 #: the points whose per-node results an EventLog may keep as batches
 BATCHED_POINTS = frozenset(("Filter", "Score", "NormalizeScore"))
 
@@ -43,8 +45,13 @@ def type_at(events, i: int) -> str:
     return t(i) if t is not None else events[i]["type"]
 
 
-def time_at(events, i: int) -> float:
-    return events[i]["time"]
+def time_us_at(events, i: int) -> int:
+    """The virtual time of event ``i`` in microseconds (the engine's clock unit)."""
+    return int(round(events[i]["time"] * US))
+
+
+#: the one type the queue panels and the moment look for
+QUEUE_TRANSITION = frozenset(("QueueTransition",))
 
 
 def may_match_batched(when: dict) -> bool:

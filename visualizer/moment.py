@@ -42,11 +42,10 @@ import bisect
 import math
 
 from engine import US
-from visualizer.events import backward, span
+from visualizer.events import QUEUE_TRANSITION, backward, span
 
 QUEUE_NAMES = ("activeQ", "backoffQ", "unschedulablePods")
 _QUIET_POINTS = {"PreFilter", "Filter", "PreScore", "Score", "NormalizeScore"}
-_QUEUE_TRANSITION = frozenset(("QueueTransition",))
 
 
 def _small_state(engine) -> dict:
@@ -180,7 +179,7 @@ def _undo_queue_transition(queues, e, restore_source=True) -> None:
 
 def _last_queue_of(events, position, key, limit=50000):
     """The queue the latest revealed QueueTransition of ``key`` put it in (or None)."""
-    for e in backward(events, position, position - limit, quiet=False, types=_QUEUE_TRANSITION):
+    for e in backward(events, position, position - limit, quiet=False, types=QUEUE_TRANSITION):
         if e["pod"] == key:
             return e.get("to")
     return None

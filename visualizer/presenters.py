@@ -21,7 +21,7 @@ from django.utils.safestring import mark_safe
 
 from engine import US
 from visualizer import markdown, moment
-from visualizer.events import backward, forward, may_match_batched
+from visualizer.events import QUEUE_TRANSITION, backward, forward, may_match_batched
 
 PANELS = ("header", "timeline", "queues", "cycle", "nodes", "preemption", "log", "metrics",
           "narrative", "targets", "changes")
@@ -282,7 +282,6 @@ def timeline(live) -> dict:
 
 # ---------------------------------------------------------------------- queues
 
-_QUEUE_TRANSITION = frozenset(("QueueTransition",))
 _LANDING = frozenset(("CycleEnd", "Bound", "PodDeleted", "BindFailed"))
 
 
@@ -291,7 +290,7 @@ def _last_transition_messages(keys, events, position, limit=50000) -> dict:
     out = {}
     if not keys:
         return out
-    for e in backward(events, position, position - limit, quiet=False, types=_QUEUE_TRANSITION):
+    for e in backward(events, position, position - limit, quiet=False, types=QUEUE_TRANSITION):
         if e["pod"] in keys and e["pod"] not in out:
             out[e["pod"]] = e.get("message", "")
             if len(out) == len(keys):
@@ -308,7 +307,7 @@ def queues(live, mom, view=None) -> dict:
     moved = {}
     start, end = live.last_change
     if end > start:
-        for e in forward(st.events, start, end, quiet=False, types=_QUEUE_TRANSITION):
+        for e in forward(st.events, start, end, quiet=False, types=QUEUE_TRANSITION):
             moved[e["pod"]] = e.get("from")
     view = view or {}
     columns = []

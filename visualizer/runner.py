@@ -59,7 +59,7 @@ from engine.scenario import parse_action
 from engine.checkpoint import Checkpointer
 from engine.stepper import GROUPED_POINTS, Stepper
 from visualizer import metrics, moment
-from visualizer.events import forward, span
+from visualizer.events import forward, span, time_us_at
 from visualizer.models import Session
 
 log = logging.getLogger(__name__)
@@ -222,7 +222,7 @@ def _rebuild(scenario, injections, position, clock_us, cp, timeline, record) -> 
     # the time of the last event wanted bounds the replay: the periodic flushes due by then run
     # even where the queues fell idle (as they did when the run was taken to a later time)
     if timeline is not None and 0 < position <= len(timeline):
-        bound = int(round(timeline[position - 1]["time"] * US))
+        bound = time_us_at(timeline, position - 1)
     else:
         bound = clock_us
     st.reveal_to(position, bound)
@@ -435,7 +435,7 @@ class LiveSession:
         cp = self.checkpointer.latest(target)
         if forward_clear and (cp is None or cp.position <= p):
             # on from here (nearer than any checkpoint), as far as that event's time
-            self.stepper.reveal_to(target, int(round(self.timeline[target - 1]["time"] * US)))
+            self.stepper.reveal_to(target, time_us_at(self.timeline, target - 1))
         else:
             self._show(self._shown_at(target))
 
@@ -479,7 +479,7 @@ class LiveSession:
         if until_us < self.stepper.engine.now or (not self.at_head and until_us < self.head_clock_us):
             # times never decrease along a timeline: the events at or before until_us come first
             known = bisect.bisect_right(range(self.high_water), until_us,
-                                        key=lambda i: int(round(self.timeline[i]["time"] * US)))
+                                        key=lambda i: time_us_at(self.timeline, i))
             self.move_to(known)
             return True
         head_now = max(self.head_clock_us, self.stepper.engine.now)
@@ -532,17 +532,15 @@ class LiveSession:
         self.stepper.inject(action)
         pos, at, _ = self.stepper.injections[-1]
         self.injections.append(Injection(pos, at, verb, body))
-        if self.stepper is not self.head:
+        dropped = self.head if self.stepper is not self.head else None
+        if dropped is not None:
             # the shown run becomes the head: the checkpoints of the dropped future go, and the
-            # new head's run is checkpointed from here on; the old head's engine is freed (its
-            # events stay, shared by the new head's log)
+            # new head's run is checkpointed from here on
             self.checkpointer.forget_after(pos, len(kept))
             self.checkpointer.attach(self.stepper)
-            old_head = self.head
-            self._head_moved()
-            old_head.discard()
-            return
         self._head_moved()
+        if dropped is not None:
+            dropped.discard()   # its events stay, shared by the new head's log
 
     # ------------------------------------------------------------------ storing
 
