@@ -86,6 +86,8 @@ class Cache:
         self._snapshot = None
         # cache.imageStates: image name -> [size, set of node names holding it]
         self.image_states: dict = {}
+        # nodes whose pods changed since the snapshot's node table last looked
+        self._dirty: set = set()
 
     # --------------------------------------------------------------- node image states
 
@@ -170,6 +172,7 @@ class Cache:
 
     def _add(self, pod) -> None:
         self._node_info_for(pod.node_name).add_pod(pod)
+        self._dirty.add(pod.node_name)
         self.pod_states[pod.key] = pod
         if self._snapshot is not None and pod.has_affinity:
             self._snapshot.invalidate_affinity_lists()
@@ -180,6 +183,7 @@ class Cache:
         ni = self.nodes.get(pod.node_name)
         if ni is not None:
             ni.remove_pod(pod)
+            self._dirty.add(pod.node_name)
             if ni.node is None and not ni.pods:
                 del self.nodes[pod.node_name]
         self.pod_states.pop(pod.key, None)
@@ -244,5 +248,5 @@ class Cache:
         (the cycle is evaluated at one instant, so the live NodeInfos are its snapshot)."""
         lst = self.node_info_list()
         if self._snapshot is None or self._snapshot.node_info_list is not lst:
-            self._snapshot = Snapshot(lst, {ni.name: ni for ni in lst})
+            self._snapshot = Snapshot(lst, {ni.name: ni for ni in lst}, self._dirty)
         return self._snapshot

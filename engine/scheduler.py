@@ -18,6 +18,8 @@ from __future__ import annotations
 import copy
 import heapq
 
+import numpy as np
+
 from .cache import Cache
 from .framework.cycle_state import CycleState
 from .framework.interface import (Code, MODE_NOOP, MODE_OVERRIDE, NominatingInfo, Status)
@@ -37,6 +39,9 @@ PHASE_ACTION, PHASE_COMPLETION, PHASE_FLUSH_BACKOFF, PHASE_FLUSH_LEFTOVER = 1, 2
 BACKOFF_FLUSH_PERIOD = 1 * US
 LEFTOVER_FLUSH_PERIOD = 30 * US
 NO_NODES_MESSAGE = "no nodes available to schedule pods"
+# Filter screens the nodes through the node table (Engine._filter_screened) from this many
+# nodes on; below, the per-node loop is as fast
+SCREEN_MIN_NODES = 1
 
 
 class CycleOutcome:
@@ -893,6 +898,15 @@ class Engine:
         # nothing): its plugins are called directly (Framework.node_filter)
         check = fwk.node_filter(state, pod)
         nominated = fwk.nominator.nominated_pods if check is not None and fwk.nominator is not None else {}
+        if check is not None and n >= SCREEN_MIN_NODES:
+            snap = fwk.snapshot()
+            if snap is not None and nodes is snap.node_info_list:
+                table = snap.node_table()
+                if table is not None:
+                    suspects = fwk.filter_suspects(state, pod, table)
+                    if suspects is not False:
+                        return self._filter_screened(fwk, state, pod, diagnosis, nodes, table, suspects,
+                                                     to_find, start, check, run, nominated)
         # findNodesThatPassFilters (v1.28) with one worker: the search goes on after the
         # numFeasibleNodesToFind-th feasible node; the next node that passes overflows the count,
         # cancels the search and is not kept. The failed nodes examined meanwhile are recorded
@@ -919,6 +933,97 @@ class Engine:
             statuses[ni.name] = status
             plugins.add(status.failed_plugin)
         return feasible, None
+
+    def _filter_screened(self, fwk, state, pod, diagnosis, nodes, table, suspects, to_find, start,
+                         check, run, nominated):
+        """``_filter_nodes``' loop with the nodes no Filter plugin can reject counted feasible
+        without calling the plugins (Framework.filter_suspects): the same nodes are visited in
+        the same order, the same suspects evaluated, the same statuses recorded and the search
+        stops at the same node. Nodes with nominated pods are evaluated with them, as before."""
+        n = len(nodes)
+        positions = np.flatnonzero(suspects) if suspects is not None else None
+        if positions is not None and len(positions):
+            if start:
+                positions = (positions - start) % n
+                positions.sort()
+            positions = positions.tolist()
+        else:
+            positions = []
+        if nominated:
+            row = table.row
+            extra = [(row[name] - start) % n for name, pods in nominated.items() if pods and name in row]
+            if extra:
+                positions = sorted(set(positions).union(extra))
+        tr = self.trace.enabled
+        if tr:
+            skip = state.skip_filter_plugins
+            names = [pl.name for pl in fwk.filter_plugins if not (skip and pl.name in skip)]
+
+            def passed(lo, hi):       # the rows of nodes lo..hi-1 (positions), every plugin Success
+                rows = fwk._filter_rows(pod, False)
+                for k in range(lo, hi):
+                    node = nodes[(start + k) % n].name
+                    rows.extend([(name, node, None) for name in names])
+        statuses = diagnosis.node_to_status_map
+        plugins = diagnosis.unschedulable_plugins
+        failed = []
+        count = 0           # feasible nodes so far
+        prev = 0            # the first position not yet accounted for
+        stop = None         # the position of the passing node that overflowed to_find
+        err = None
+        end = n
+        for j in positions:
+            gap = j - prev
+            if count + gap > to_find:
+                stop = prev + (to_find - count)
+                if tr:
+                    passed(prev, stop + 1)
+                break
+            if tr and gap:
+                passed(prev, j)
+            count += gap
+            ni = nodes[(start + j) % n]
+            status = run(state, pod, ni) if nominated.get(ni.name) else check(ni)
+            if status is None or status.code == Code.Success:
+                if count >= to_find:
+                    stop = j
+                    break
+                count += 1
+            elif status.code == Code.Error:
+                err = status
+                end = j
+                break
+            else:
+                statuses[ni.name] = status
+                plugins.add(status.failed_plugin)
+                failed.append(j)
+            prev = j + 1
+        else:
+            gap = n - prev
+            if count + gap > to_find:
+                stop = prev + (to_find - count)
+            if tr:
+                passed(prev, n if stop is None else stop + 1)
+        if stop is not None:
+            end = stop
+            if tr:
+                name = nodes[(start + stop) % n].name
+                self.trace.emit("FilterStopped", pod=pod.key, cycle=fwk.cycle, evaluated=stop + 1, nodes=n,
+                                feasible=to_find,
+                                message=f"found {to_find} feasible nodes (numFeasibleNodesToFind for {n} "
+                                        f"nodes); the next node that passed, {name}, stopped the search "
+                                        f"and is not kept, so the remaining {n - stop - 1} are not evaluated")
+        order = nodes[start:] + nodes[:start] if start else nodes
+        if not failed:
+            feasible = order[:end]
+        else:
+            feasible = []
+            lo = 0
+            for f in failed:
+                feasible.extend(order[lo:f])
+                lo = f + 1
+            feasible.extend(order[lo:end])
+        return feasible, err
 
     def _prioritize_nodes(self, fwk, state, pod, feasible):
         if not fwk.score_plugins:

@@ -37,13 +37,39 @@ class Snapshot:
     The simulator evaluates a whole scheduling cycle at the instant it starts, so the
     scheduler cache itself serves as the snapshot: nothing changes while a cycle computes.
     """
-    __slots__ = ("node_info_list", "_by_name", "_affinity", "_anti")
+    __slots__ = ("node_info_list", "_by_name", "_affinity", "_anti", "_table", "_dirty")
 
-    def __init__(self, node_info_list: list, by_name: dict):
+    def __init__(self, node_info_list: list, by_name: dict, dirty: set | None = None):
         self.node_info_list = node_info_list
         self._by_name = by_name
         self._affinity = None
         self._anti = None
+        self._table = None
+        # names of the nodes whose pods changed since the table last looked (the cache adds
+        # to this set; None: a snapshot nobody keeps current, which has no table)
+        self._dirty = dirty
+
+    def __getstate__(self):
+        # a checkpoint leaves the node table out: it is rebuilt from the NodeInfos when used
+        return (self.node_info_list, self._by_name, self._dirty)
+
+    def __setstate__(self, state):
+        self.__init__(*state)
+
+    def node_table(self):
+        """The nodes as columns (engine.nodetable.NodeTable), current; None when this snapshot
+        is not kept current by a cache, or a quantity is too large for the arrays."""
+        if self._dirty is None:
+            return None
+        t = self._table
+        if t is None:
+            from ..nodetable import NodeTable
+            self._dirty.clear()
+            t = self._table = NodeTable(self.node_info_list)
+        elif self._dirty:
+            t.sync(self._dirty)
+            self._dirty.clear()
+        return None if t.exact_only else t
 
     def invalidate_affinity_lists(self) -> None:
         self._affinity = None

@@ -362,6 +362,32 @@ class Framework:
             return None
         return check_traced
 
+    def filter_suspects(self, state, pod, table):
+        """The nodes of ``table`` (engine.nodetable.NodeTable) that some Filter plugin might
+        reject, as a bool array, screened by the plugins' ``_filter_suspects``; None when no
+        node can be rejected; False when a plugin cannot screen (an out-of-tree plugin, a
+        subclass, or a pod the screen does not cover), and then every node is a suspect.
+
+        Only in-tree plugins screen (``_filter_suspects`` defined by the plugin's own class),
+        and only what their Filter would compute from the same NodeInfo: a node outside the
+        suspects passes every plugin, so the Filter loop counts it feasible without calling
+        them (in-tree Filters have no side effects); a suspect is evaluated as before."""
+        skip = state.skip_filter_plugins
+        out = None
+        for pl in self.filter_plugins:
+            if skip and pl.name in skip:
+                continue
+            screen = type(pl).__dict__.get("_filter_suspects")
+            if screen is None:
+                return False
+            m = screen(pl, state, pod, table)
+            if m is None:
+                continue
+            if m is False:
+                return False
+            out = m if out is None else (out | m)
+        return out
+
     @staticmethod
     def _filter_failure(status, name):
         if not status.is_unschedulable():

@@ -1,6 +1,8 @@
 """NodeName: honours ``spec.nodeName`` (upstream ``plugins/nodename/node_name.go``, v1.28.0)."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code,
                                    EnqueueExtensions, FilterPlugin, GVK, Status)
 
@@ -26,6 +28,17 @@ class NodeName(FilterPlugin, EnqueueExtensions):
         if not pod.node_name or pod.node_name == node_info.node.name:
             return None
         return Status(Code.UnschedulableAndUnresolvable, ErrReason)
+
+    def _filter_suspects(self, state, pod, table):
+        """No node when the pod names none; otherwise every node other than the named one
+        (Framework.filter_suspects)."""
+        if not pod.node_name:
+            return None
+        m = np.ones(len(table.node_infos), dtype=bool)
+        i = table.row.get(pod.node_name)
+        if i is not None:
+            m[i] = False
+        return m
 
 
 def new(args, handle) -> NodeName:

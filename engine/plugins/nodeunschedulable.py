@@ -35,6 +35,10 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
             return None
         return Status(Code.UnschedulableAndUnresolvable, ErrReasonUnschedulable)
 
+    def _filter_suspects(self, state, pod, table):
+        """The cordoned nodes (Framework.filter_suspects)."""
+        return table.unschedulable if table.any_unschedulable else None
+
 
 def new(args, handle) -> NodeUnschedulable:
     """nodeunschedulable.New."""

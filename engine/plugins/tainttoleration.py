@@ -75,6 +75,10 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
                               f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}")
         return None
 
+    def _filter_suspects(self, state, pod, table):
+        """The nodes with a NoSchedule or NoExecute taint (Framework.filter_suspects)."""
+        return table.hard_taints if table.any_hard_taints else None
+
     def pre_score(self, state, pod, nodes):
         """TaintToleration.PreScore: nothing to do without nodes; otherwise keep the pod's
         PreferNoSchedule-capable tolerations for Score."""

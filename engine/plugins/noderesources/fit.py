@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from ...framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code,
                                     EnqueueExtensions, FilterPlugin, GVK, PreFilterPlugin,
                                     Status)
+from ...nodetable import LIMIT
 from ..helper import ArgsChecker, is_extended_resource_name, is_qualified_name
 from .resource_allocation import (ResourceAllocationScorePlugin, DEFAULT_RESOURCES, MAX_CUSTOM_PRIORITY_SCORE,
                                   REQUESTED_TO_CAPACITY_RATIO, SCORING_STRATEGY_TYPES,
@@ -192,6 +193,35 @@ class Fit(PreFilterPlugin, FilterPlugin, ResourceAllocationScorePlugin, EnqueueE
         if insufficient:
             return Status(Code.Unschedulable, [r.reason for r in insufficient])
         return None
+
+    def _filter_suspects(self, state, pod, table):
+        """The nodes ``fits_request`` finds short of something, computed over the node table's
+        columns with the same comparisons (Framework.filter_suspects); False (cannot screen)
+        for a pod Filter rejects everywhere or a request beyond the table's range."""
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is None or (s.has_restartable_init_container and not self.enable_sidecar_containers):
+            return False
+        m = table.num_pods + 1 > table.alloc_pods
+        if s.empty:
+            return m
+        if s.cpu > 0:
+            if s.cpu > LIMIT:
+                return False
+            m |= s.cpu > table.alloc_cpu - table.req_cpu
+        if s.memory > 0:
+            if s.memory > LIMIT:
+                return False
+            m |= s.memory > table.alloc_mem - table.req_mem
+        if s.ephemeral_storage > 0:
+            if s.ephemeral_storage > LIMIT:
+                return False
+            m |= s.ephemeral_storage > table.alloc_eph - table.req_eph
+        for name, q in s.scalars:
+            cols = table.scalar(name)
+            if cols is None or q > LIMIT:
+                return False
+            m |= q > cols[0] - cols[1]
+        return m
 
 # ---------------------------------------------------------------------------------------------
 # Arguments

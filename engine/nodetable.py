@@ -1,0 +1,113 @@
+"""The cache's nodes as columns, for screening every node at once.
+
+Not an upstream structure: kube-scheduler v1.28 calls each Filter plugin once per node (in 16
+goroutines) and each Score plugin once per node. The simulator evaluates the same plugins in
+one thread, so it keeps, next to the NodeInfos, a few of their numbers as NumPy arrays in the
+snapshot's node order: allocatable and requested cpu, memory and ephemeral-storage, the
+non-zero requests Score uses, the pod count, cordoned nodes and nodes with NoSchedule or
+NoExecute taints. In-tree plugins use them to tell, for all nodes in a handful of array
+operations, which nodes they might reject (``Framework.filter_suspects``) and to compute the
+default resource scores; every node they might reject is still evaluated by the plugin itself,
+so statuses, reasons and the order of evaluation are exactly the per-node loop's.
+
+The table belongs to one ``Snapshot`` (one node list). The cache records which nodes a pod
+was added to or removed from since the table last looked (``dirty``); ``sync`` rereads those
+rows. A value too large for int64 arithmetic with headroom (over ``LIMIT``) marks the table
+``exact_only``: callers then take the per-node path.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+# The largest quantity the arrays hold: a sum of two stays below 2**56 and its product with
+# MaxNodeScore (100 < 2**7) below 2**63, so no int64 operation here can overflow.
+LIMIT = 2 ** 55
+
+_HARD_EFFECTS = ("NoSchedule", "NoExecute")
+
+
+def _has_hard_taint(node) -> bool:
+    for t in node.taints:
+        if t.effect in _HARD_EFFECTS:
+            return True
+    return False
+
+
+class NodeTable:
+    """Columns over ``node_infos`` (a Snapshot's ``node_info_list``), row i = node i."""
+
+    INT_COLUMNS = ("alloc_cpu", "alloc_mem", "alloc_eph", "alloc_pods", "req_cpu", "req_mem",
+                   "req_eph", "non0_cpu", "non0_mem", "num_pods")
+
+    def __init__(self, node_infos: list):
+        self.node_infos = node_infos
+        self.row = {ni.name: i for i, ni in enumerate(node_infos)}
+        self.exact_only = False
+        rows = [self._values(ni) for ni in node_infos]
+        cols = list(zip(*rows)) if rows else [()] * 12
+        for name, col in zip(self.INT_COLUMNS, cols):
+            if col and (max(col) > LIMIT or min(col) < -LIMIT):
+                self.exact_only = True
+            setattr(self, name, np.array(col if not self.exact_only else [0] * len(col), dtype=np.int64))
+        self.unschedulable = np.array(cols[10], dtype=bool)
+        self.hard_taints = np.array(cols[11], dtype=bool)
+        self.any_unschedulable = bool(self.unschedulable.any())
+        self.any_hard_taints = bool(self.hard_taints.any())
+        self._scalars: dict = {}   # resource name -> (allocatable, requested) columns
+
+    @staticmethod
+    def _values(ni) -> tuple:
+        node = ni.node
+        alloc = node.allocatable
+        req = ni.requested
+        return (alloc.get("cpu", 0), alloc.get("memory", 0), alloc.get("ephemeral-storage", 0),
+                alloc.get("pods", 0), req.get("cpu", 0), req.get("memory", 0),
+                req.get("ephemeral-storage", 0), ni.non0_cpu, ni.non0_mem, len(ni.pods),
+                bool(node.unschedulable), _has_hard_taint(node))
+
+    def sync(self, dirty: set) -> None:
+        """Reread the rows of the nodes in ``dirty`` (their pods changed)."""
+        row = self.row
+        for name in dirty:
+            i = row.get(name)
+            if i is None:
+                continue
+            ni = self.node_infos[i]
+            values = self._values(ni)
+            for col, v in zip(self.INT_COLUMNS, values):
+                if v > LIMIT or v < -LIMIT:
+                    self.exact_only = True
+                    return
+                getattr(self, col)[i] = v
+            for rname, (a, r) in self._scalars.items():
+                v = ni.requested.get(rname, 0)
+                if v > LIMIT:
+                    self.exact_only = True
+                    return
+                r[i] = v
+        # cordons and taints belong to the Node object: a change of node builds a new table
+
+    def scalar(self, name: str):
+        """(allocatable, requested) columns of an extended or hugepages resource, built on first
+        use and kept current by ``sync``; None when a value is out of range."""
+        cols = self._scalars.get(name)
+        if cols is None:
+            a = [ni.node.allocatable.get(name, 0) for ni in self.node_infos]
+            r = [ni.requested.get(name, 0) for ni in self.node_infos]
+            if (a and max(a) > LIMIT) or (r and max(r) > LIMIT):
+                return None
+            cols = self._scalars[name] = (np.array(a, dtype=np.int64), np.array(r, dtype=np.int64))
+        return cols
+
+    def check(self) -> list:
+        """The columns that differ from a table built afresh (for tests): names of columns."""
+        fresh = NodeTable(self.node_infos)
+        out = []
+        for name in self.INT_COLUMNS + ("unschedulable", "hard_taints"):
+            if not np.array_equal(getattr(self, name), getattr(fresh, name)):
+                out.append(name)
+        for name, (a, r) in self._scalars.items():
+            fa, fr = fresh.scalar(name)
+            if not (np.array_equal(a, fa) and np.array_equal(r, fr)):
+                out.append(name)
+        return out
