@@ -954,16 +954,14 @@ class Engine:
             extra = [(row[name] - start) % n for name, pods in nominated.items() if pods and name in row]
             if extra:
                 positions = sorted(set(positions).union(extra))
+        order = nodes[start:] + nodes[:start] if start else nodes
         tr = self.trace.enabled
         if tr:
             skip = state.skip_filter_plugins
             names = [pl.name for pl in fwk.filter_plugins if not (skip and pl.name in skip)]
 
             def passed(lo, hi):       # the rows of nodes lo..hi-1 (positions), every plugin Success
-                rows = fwk._filter_rows(pod, False)
-                for k in range(lo, hi):
-                    node = nodes[(start + k) % n].name
-                    rows.extend([(name, node, None) for name in names])
+                fwk.add_passed_filter_rows(pod, names, [ni.name for ni in order[lo:hi]])
         statuses = diagnosis.node_to_status_map
         plugins = diagnosis.unschedulable_plugins
         failed = []
@@ -1013,7 +1011,6 @@ class Engine:
                                 message=f"found {to_find} feasible nodes (numFeasibleNodesToFind for {n} "
                                         f"nodes); the next node that passed, {name}, stopped the search "
                                         f"and is not kept, so the remaining {n - stop - 1} are not evaluated")
-        order = nodes[start:] + nodes[:start] if start else nodes
         if not failed:
             feasible = order[:end]
         else:

@@ -215,8 +215,11 @@ class EventLog(_Log):
         self._rec_ref.append(len(flat))
         flat.append(sid)
         vid = self._vid
+        sget = self._str_ids.get
         for k in keys:
-            flat.append(vid(event[k]))
+            v = event[k]
+            i = sget(v) if v.__class__ is str else None     # a string seen before
+            flat.append(i if i is not None else vid(v))
         self._n += 1
         self._bytes += 4 * (1 + len(keys)) + 16
 
@@ -278,7 +281,7 @@ class EventLog(_Log):
                 break
         sid = self._str_ids
         try:
-            return (_IDS, array("i", [sid[v] for v in col]))     # strings seen before
+            return (_IDS, array("i", map(sid.__getitem__, col)))     # strings seen before
         except (KeyError, TypeError):
             vid = self._vid
             seen = {}       # id() -> value number, for the same object repeated (e.g. [])

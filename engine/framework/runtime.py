@@ -8,6 +8,9 @@ cloned state are marked ``dryRun: true``.
 """
 from __future__ import annotations
 
+from itertools import chain, repeat
+from operator import add as _add
+
 from ..errors import ConfigError, PluginValidationError
 from ..plugins import registry
 from .cycle_state import CycleState
@@ -44,6 +47,27 @@ _RESULT_KEYS = ("pod", "cycle", "point", "plugin", "node", "code", "reasons", "s
 _NORMALIZED_KEYS = ("pod", "cycle", "point", "plugin", "node", "code", "reasons", "score", "weight",
                     "weightedScore", "dryRun")
 _NO_REASONS: list = []   # shared by batches; EventBatch hands out copies
+
+
+class PassedRun:
+    """Filter rows of consecutive nodes that passed every plugin: for each node, a row
+    (plugin, node, Success) per plugin in ``plugins``."""
+    __slots__ = ("plugins", "node_names")
+
+    def __init__(self, plugins: list, node_names: list):
+        self.plugins = plugins
+        self.node_names = node_names
+
+    def columns(self):
+        """The rows' plugin and node columns."""
+        m = len(self.plugins)
+        nodes = self.node_names
+        if m == 1:
+            return self.plugins * len(nodes), list(nodes)
+        return self.plugins * len(nodes), list(chain.from_iterable(zip(*([nodes] * m))))
+
+    def rows(self) -> list:
+        return [(p, node, None) for node in self.node_names for p in self.plugins]
 
 
 def _code_name(status) -> str:
@@ -231,6 +255,14 @@ class Framework:
             return
         pod_key, cycle, dry_run = self._frows_key
         const = {"pod": pod_key, "cycle": cycle, "point": "Filter", "score": None, "dryRun": dry_run}
+        if len(rows) == 1 and rows[0].__class__ is PassedRun:
+            plugins, nodes = rows[0].columns()     # the usual case: every result a Success
+            const["code"], const["reasons"] = "Success", _NO_REASONS
+            cols = {"plugin": plugins, "node": nodes}
+            self.trace.emit_batch("PluginResult", _RESULT_KEYS, const, cols, len(plugins), time=self._frows_time)
+            return
+        if any(r.__class__ is PassedRun for r in rows):
+            rows = [t for r in rows for t in (r.rows() if r.__class__ is PassedRun else (r,))]
         cols = {"plugin": [r[0] for r in rows], "node": [r[1] for r in rows]}
         statuses = [r[2] for r in rows]
         if statuses.count(None) == len(rows):       # every result a Success
@@ -239,6 +271,16 @@ class Framework:
             cols["code"] = ["Success" if st is None else st.code.name for st in statuses]
             cols["reasons"] = [_NO_REASONS if st is None else list(st.reasons) for st in statuses]
         self.trace.emit_batch("PluginResult", _RESULT_KEYS, const, cols, len(rows), time=self._frows_time)
+
+    def add_passed_filter_rows(self, pod, plugins: list, node_names: list) -> None:
+        """Filter rows for nodes that passed every plugin, each node's plugins in order (the
+        rows the per-node loop would append, kept as one run until the batch is built)."""
+        if node_names:
+            rows = self._filter_rows(pod, False)
+            if rows and rows[-1].__class__ is PassedRun and rows[-1].plugins == plugins:
+                rows[-1].node_names.extend(node_names)
+            else:
+                rows.append(PassedRun(plugins, list(node_names)))
 
     def note_plugin_error(self, err: PluginCallError, pod=None, emit=False) -> None:
         """Called by a guarded plugin when one of its calls failed.  ``emit`` records a
@@ -504,7 +546,12 @@ class Framework:
                 return None, Status(Code.Error, [f"running Score plugins: plugin {pl.name!r} failed with: {status.message()}"], pl.name, err=status.err)
             raw = list(values) if tr else None
             ext = pl.score_extensions()
-            if ext is not None:
+            # an in-tree plugin's NormalizeScore over plain scores (no NodeScore objects);
+            # only the plugin's own class's, so a subclass that overrides it goes the long way
+            fast = type(ext).__dict__.get("_normalize_values") if ext is not None else None
+            if fast is not None:
+                values = fast(ext, state, pod, values)
+            elif ext is not None:
                 scores = [NodeScore(names[i], values[i]) for i in range(n)]
                 status = ext.normalize_score(state, pod, scores)
                 if status is not None and status.code != _SUCCESS:
@@ -518,14 +565,12 @@ class Framework:
                 s = next(v for v in values if v > MAX_NODE_SCORE or v < MIN_NODE_SCORE)
                 return None, Status(Code.Error, [f"applying score defaultWeights on Score plugins: plugin {pl.name!r} returns an invalid score {s}, it should in the range of [0, 100] after normalizing"], pl.name)
             if w == 1:
-                for i in range(n):
-                    totals[i] += values[i]
+                totals = list(map(_add, totals, values))
             else:
-                for i in range(n):
-                    totals[i] += values[i] * w
+                totals = [t + v * w for t, v in zip(totals, values)]
             per_plugin.append((pl, raw, values, ext is not None, w))
         if not tr:
-            return [(names[i], totals[i], None) for i in range(n)], None
+            return list(zip(names, totals, repeat(None))), None
         emit_batch = self.trace.emit_batch
         for pl, raw, scores, normalized, w in per_plugin:
             const = {"pod": pod.key, "cycle": self.cycle, "point": "Score", "plugin": pl.name,
@@ -536,7 +581,7 @@ class Framework:
                 weighted = [s * w for s in scores]
                 emit_batch("PluginResult", _NORMALIZED_KEYS, const,
                            {"node": names, "score": scores, "weightedScore": weighted}, n)
-        out = ScoreResults((names[i], totals[i], None) for i in range(n))
+        out = ScoreResults(zip(names, totals, repeat(None)))
         # the same list objects as the batches' columns (a plugin without NormalizeScore: its
         # raw scores are its normalized ones), so a compact store keeps them once
         out.table = (names, [(pl.name, raw, scores if normalized else raw, w)

@@ -61,6 +61,18 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: list) -> N
     return None
 
 
+def default_normalize_values(max_priority: int, reverse: bool, values: list) -> list:
+    """``default_normalize_score`` over plain scores: the normalized scores as a new list
+    (the same arithmetic; the framework's shortcut for in-tree plugins, which need no
+    NodeScore objects)."""
+    max_count = max(values, default=0)
+    if max_count <= 0:
+        return [max_priority] * len(values) if reverse else list(values)
+    if reverse:
+        return [max_priority - go_div(max_priority * v, max_count) for v in values]
+    return [go_div(max_priority * v, max_count) for v in values]
+
+
 def build_broken_linear_function(shape):
     """helper.BuildBrokenLinearFunction: ``shape`` is a sequence of (utilization, score)
     points in increasing utilization; the function is the first score left of the first

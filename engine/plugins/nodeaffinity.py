@@ -13,7 +13,7 @@ from ..framework.interface import (ActionType, ClusterEvent, ClusterEventWithHin
                                    ScoreExtensions, ScorePlugin, Status)
 from ..labels import NodeSelector
 from ..objects import Problems, parse_node_selector_term
-from .helper import ArgsChecker, default_normalize_score
+from .helper import ArgsChecker, default_normalize_score, default_normalize_values
 
 NAME = "NodeAffinity"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
@@ -205,6 +205,10 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
     def normalize_score(self, state, pod, scores):
         """NodeAffinity.NormalizeScore: DefaultNormalizeScore(MaxNodeScore, reverse=False)."""
         return default_normalize_score(MAX_NODE_SCORE, False, scores)
+
+    def _normalize_values(self, state, pod, values):
+        """NormalizeScore over plain scores (Framework.run_score_plugins' shortcut)."""
+        return default_normalize_values(MAX_NODE_SCORE, False, values)
 
     def score_extensions(self):
         return self

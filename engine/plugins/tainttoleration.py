@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code,
                                    EnqueueExtensions, FilterPlugin, GVK, MAX_NODE_SCORE,
                                    PreScorePlugin, ScoreExtensions, ScorePlugin, Status)
-from .helper import default_normalize_score
+from .helper import default_normalize_score, default_normalize_values
 
 NAME = "TaintToleration"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
@@ -114,6 +114,10 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
     def normalize_score(self, state, pod, scores):
         """TaintToleration.NormalizeScore: DefaultNormalizeScore(MaxNodeScore, reverse=True)."""
         return default_normalize_score(MAX_NODE_SCORE, True, scores)
+
+    def _normalize_values(self, state, pod, values):
+        """NormalizeScore over plain scores (Framework.run_score_plugins' shortcut)."""
+        return default_normalize_values(MAX_NODE_SCORE, True, values)
 
     def score_extensions(self):
         return self

@@ -89,6 +89,7 @@ def init_pre_score_state(self, s: PreScoreState, pod, filtered_nodes,
     topo_size = [0] * len(s.constraints)
     counts = s.topology_pair_to_pod_counts
     for node in filtered_nodes:
+        node = _as_node(node)
         labels = node.labels
         if require_all_topologies and not node_labels_match_spread_constraints(labels, s.constraints):
             # Nodes which don't have all required topologyKeys present are ignored
@@ -121,19 +122,18 @@ def pre_score(self, cycle_state, pod, filtered_nodes):
     if not all_nodes:
         # No need to score.
         return Status(Code.Skip)
-    filtered = [_as_node(n) for n in filtered_nodes]
-
     s = PreScoreState()
     s.snapshot = snapshot
     # Only require that nodes have all the topology labels if using non-system-default
     # spreading rules.  This allows nodes that don't have a zone label to still have
     # hostname spreading.
     require_all_topologies = bool(pod.topology_spread_constraints) or not self.system_defaulted
-    init_pre_score_state(self, s, pod, filtered, require_all_topologies)
+    init_pre_score_state(self, s, pod, filtered_nodes, require_all_topologies)
 
     # return Skip if incoming pod doesn't have soft topology spread Constraints.
     if not s.constraints:
         return Status(Code.Skip)
+    filtered = [_as_node(n) for n in filtered_nodes]
 
     required = RequiredNodeAffinity(pod)
     enable_nip = self.enable_node_inclusion_policy
