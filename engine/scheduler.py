@@ -64,6 +64,12 @@ class CycleOutcome:
         self.waiting = None      # the WaitingPod while the binding cycle waits on Permit
 
 
+class FeasibleNodes(list):
+    """The Filter loop's feasible NodeInfos, with where they are in the snapshot's node table
+    (``table``, ``rows``: an index array), so Score reads the table without looking them up."""
+    __slots__ = ("table", "rows")
+
+
 class Engine:
     """A deterministic, steppable kube-scheduler v1.28 over a Scenario.
 
@@ -1012,19 +1018,26 @@ class Engine:
                                         f"nodes); the next node that passed, {name}, stopped the search "
                                         f"and is not kept, so the remaining {n - stop - 1} are not evaluated")
         if not failed:
-            feasible = order[:end]
+            feasible = FeasibleNodes(order[:end])
+            positions = np.arange(start, start + end)
         else:
-            feasible = []
+            feasible = FeasibleNodes()
             lo = 0
             for f in failed:
                 feasible.extend(order[lo:f])
                 lo = f + 1
             feasible.extend(order[lo:end])
+            positions = np.delete(np.arange(start, start + end), failed)
+        # where each feasible node is in the node table, for Score (resource_allocation._table_rows)
+        feasible.table = table
+        feasible.rows = positions % n if start else positions
         return feasible, err
 
     def _prioritize_nodes(self, fwk, state, pod, feasible):
         if not fwk.score_plugins:
             return [(ni.name, 1, {}) for ni in feasible], None
+        if feasible.__class__ is FeasibleNodes and fwk.out_of_tree_scoring():
+            feasible.table = None       # such a plugin may reorder the list it is given
         st = fwk.run_pre_score_plugins(state, pod, feasible)
         if st is not None:
             return None, st
@@ -1033,8 +1046,16 @@ class Engine:
     def _select_host(self, pod, cycle, totals):
         """selectHost: the highest total; among ties, the first in evaluation order
         (upstream samples the tie set at random; SPEC §4)."""
-        best = max(t for _, t, _ in totals)
-        ties = [n for n, t, _ in totals if t == best]
+        tot = getattr(totals, "totals", None)
+        if tot is not None:
+            names = totals.names
+            best = max(tot)
+            if not self.trace.enabled:
+                return names[tot.index(best)]
+            ties = [n for n, t in zip(names, tot) if t == best]
+        else:
+            best = max(t for _, t, _ in totals)
+            ties = [n for n, t, _ in totals if t == best]
         host = ties[0]
         if self.trace.enabled:
             reason = (f"highest total score {best}" + (

@@ -27,6 +27,58 @@ from .quantity import US
 _CONTAINERS = (list, dict)
 
 
+class RepeatEach:
+    """A batch column whose value ``i`` is ``base[i // m]``: each value of ``base`` ``m`` times
+    in a row (a Filter batch's node column: one row per plugin for each node). Indexable like
+    the list it stands for; the compact store keeps ``base`` once."""
+    __slots__ = ("base", "m")
+
+    def __init__(self, base: list, m: int):
+        self.base = base
+        self.m = m
+
+    def __len__(self) -> int:
+        return len(self.base) * self.m
+
+    def __getitem__(self, i):
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("column index out of range")
+        return self.base[i // self.m]
+
+    def __iter__(self):
+        m = self.m
+        for v in self.base:
+            for _ in range(m):
+                yield v
+
+
+class Cycle:
+    """A batch column whose value ``i`` is ``base[i % len(base)]``: ``base`` ``k`` times over
+    (a Filter batch's plugin column). Indexable like the list it stands for."""
+    __slots__ = ("base", "k")
+
+    def __init__(self, base: list, k: int):
+        self.base = base
+        self.k = k
+
+    def __len__(self) -> int:
+        return len(self.base) * self.k
+
+    def __getitem__(self, i):
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("column index out of range")
+        return self.base[i % len(self.base)]
+
+    def __iter__(self):
+        base = self.base
+        for _ in range(self.k):
+            yield from base
+
+
 class EventBatch:
     """``n`` consecutive trace events of one ``type`` at one ``time``, seqs ``start`` ..
     ``start + n - 1``. After ``seq``, ``time`` and ``type``, each event has the fields

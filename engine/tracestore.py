@@ -29,7 +29,7 @@ import sys
 import zlib
 from array import array
 
-from .trace import EventBatch, ScoreTable
+from .trace import Cycle, EventBatch, RepeatEach, ScoreTable
 
 _RAW = 0     # a column of integers, stored as they are
 _IDS = 1     # a column of value numbers
@@ -40,6 +40,43 @@ _BATCH_OVERHEAD = 56 + 8 * 7    # a _StoredBatch
 _SHARED_MIN = 16   # columns this long are remembered for a ScoreTable to share (engine/trace.py)
 _SMALL_MAX = 200_000   # distinct short columns kept for sharing (then each is kept on its own)
 _BIG = 512   # containers whose marshal form is longer are zlib-compressed, not shared
+
+
+class _Repeated:
+    """An encoded column of a RepeatEach (``each``: value i is base[i // m]) or a Cycle
+    (value i is base[i % len(base)]) column: its base's array, indexable like the full one."""
+    __slots__ = ("base", "m", "each", "n")
+
+    def __init__(self, base: array, m: int, each: bool):
+        self.base, self.m, self.each = base, m, each
+        self.n = len(base) * m
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):
+        return self.base[i // self.m] if self.each else self.base[i % len(self.base)]
+
+    def __iter__(self):
+        if self.each:
+            m = self.m
+            for v in self.base:
+                for _ in range(m):
+                    yield v
+        else:
+            for _ in range(self.m):
+                yield from self.base
+
+    def tolist(self) -> list:
+        return list(self)
+
+    @property
+    def nbytes(self) -> int:
+        return 48 + self.base.itemsize * len(self.base)
+
+
+def _nbytes(arr) -> int:
+    return arr.nbytes if arr.__class__ is _Repeated else arr.itemsize * len(arr)
 
 
 def _unbox(v, how, vals):
@@ -194,7 +231,7 @@ class EventLog(_Log):
                 for k in list(itertools.islice(recent, 64)):
                     del recent[k]
             recent[id(col)] = self._col_cache
-        self._bytes += _COLUMN_OVERHEAD + enc[1].itemsize * len(enc[1])
+        self._bytes += _COLUMN_OVERHEAD + _nbytes(enc[1])
         return enc
 
     # ------------------------------------------------------------------ appending (a sink)
@@ -267,7 +304,11 @@ class EventLog(_Log):
 
     def _encode_values(self, col):
         """A column as (_RAW, the integers) when it holds ints only, else (_IDS, its values'
-        numbers)."""
+        numbers); a RepeatEach or Cycle column as its base's encoding, repeated."""
+        c = col.__class__
+        if c is RepeatEach or c is Cycle:
+            kind, base = self._encode_values(col.base)
+            return (kind, _Repeated(base, col.m if c is RepeatEach else col.k, c is RepeatEach))
         if not col or col[0].__class__ is int:     # else it has a value that is not an int
             for code in ("i", "q"):
                 try:
@@ -298,6 +339,8 @@ class EventLog(_Log):
     def _encode_small(self, col):
         """The encoding of a short column, the same object for every column with the same
         values (while the table of them stays under _SMALL_MAX entries)."""
+        if col.__class__ is RepeatEach or col.__class__ is Cycle:
+            col = list(col)
         enc = self._encode_values(col)
         key = (enc[0], enc[1].typecode, enc[1].tobytes())
         table = self._small_cols

@@ -8,10 +8,11 @@ cloned state are marked ``dryRun: true``.
 """
 from __future__ import annotations
 
-from itertools import chain, repeat
+from itertools import repeat
 from operator import add as _add
 
 from ..errors import ConfigError, PluginValidationError
+from ..trace import Cycle, RepeatEach
 from ..plugins import registry
 from .cycle_state import CycleState
 from .handle import Snapshot
@@ -59,12 +60,9 @@ class PassedRun:
         self.node_names = node_names
 
     def columns(self):
-        """The rows' plugin and node columns."""
-        m = len(self.plugins)
-        nodes = self.node_names
-        if m == 1:
-            return self.plugins * len(nodes), list(nodes)
-        return self.plugins * len(nodes), list(chain.from_iterable(zip(*([nodes] * m))))
+        """The rows' plugin and node columns (engine.trace.Cycle and RepeatEach: list-like,
+        and kept by the compact store as the plugin names and the node names once)."""
+        return Cycle(self.plugins, len(self.node_names)), RepeatEach(self.node_names, len(self.plugins))
 
     def rows(self) -> list:
         return [(p, node, None) for node in self.node_names for p in self.plugins]
@@ -87,9 +85,10 @@ def _call_error(status):
 
 
 class ScoreResults(list):
-    """run_score_plugins' ``(node, total, None)`` rows, with the columns they came from
-    (``table``) when the trace is on."""
-    __slots__ = ("table",)
+    """run_score_plugins' ``(node, total, None)`` rows, with the node names and totals as
+    columns (``names``, ``totals``) and the columns they came from (``table``) when the trace
+    is on."""
+    __slots__ = ("table", "names", "totals")
 
 
 class Framework:
@@ -508,6 +507,16 @@ class Framework:
 
     # ------------------------------------------------------------------ Score
 
+    def out_of_tree_scoring(self) -> bool:
+        """Whether a PreScore or Score plugin is out of tree (a GuardedPlugin)."""
+        for pl in self.pre_score_plugins:
+            if isinstance(pl, GuardedPlugin):
+                return True
+        for pl in self.score_plugins:
+            if isinstance(pl, GuardedPlugin):
+                return True
+        return False
+
     def run_pre_score_plugins(self, state, pod, nodes):
         skip = set()
         for pl in self.pre_score_plugins:
@@ -544,7 +553,8 @@ class Framework:
                 if tr and err is not None:
                     self._emit(pod, "Score", pl.name, err.node, status)
                 return None, Status(Code.Error, [f"running Score plugins: plugin {pl.name!r} failed with: {status.message()}"], pl.name, err=status.err)
-            raw = list(values) if tr else None
+            # the trace's raw scores: an in-tree plugin's list is its own and not changed after
+            raw = (values if not isinstance(pl, GuardedPlugin) else list(values)) if tr else None
             ext = pl.score_extensions()
             # an in-tree plugin's NormalizeScore over plain scores (no NodeScore objects);
             # only the plugin's own class's, so a subclass that overrides it goes the long way
@@ -570,7 +580,9 @@ class Framework:
                 totals = [t + v * w for t, v in zip(totals, values)]
             per_plugin.append((pl, raw, values, ext is not None, w))
         if not tr:
-            return list(zip(names, totals, repeat(None))), None
+            out = ScoreResults(zip(names, totals, repeat(None)))
+            out.names, out.totals, out.table = names, totals, None
+            return out, None
         emit_batch = self.trace.emit_batch
         for pl, raw, scores, normalized, w in per_plugin:
             const = {"pod": pod.key, "cycle": self.cycle, "point": "Score", "plugin": pl.name,
@@ -578,10 +590,11 @@ class Framework:
             emit_batch("PluginResult", _RESULT_KEYS, const, {"node": names, "score": raw}, n)
             if normalized:
                 const = dict(const, point="NormalizeScore", weight=w)
-                weighted = [s * w for s in scores]
+                weighted = scores if w == 1 else [s * w for s in scores]
                 emit_batch("PluginResult", _NORMALIZED_KEYS, const,
                            {"node": names, "score": scores, "weightedScore": weighted}, n)
         out = ScoreResults(zip(names, totals, repeat(None)))
+        out.names, out.totals = names, totals
         # the same list objects as the batches' columns (a plugin without NormalizeScore: its
         # raw scores are its normalized ones), so a compact store keeps them once
         out.table = (names, [(pl.name, raw, scores if normalized else raw, w)

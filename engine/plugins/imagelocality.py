@@ -109,13 +109,9 @@ class ImageLocality(ScorePlugin):
         """Score for every node in one call (same results as ``score``)."""
         c = self._cycle_images(state, pod, self.handle.snapshot())
         zero = calculate_priority(0, c.num_containers)
-        out = []
-        for ni in node_infos:
-            if not ni.image_states:
-                out.append(zero)
-                continue
-            out.append(calculate_priority(sum_image_scores(ni, c.images, c.total_num_nodes), c.num_containers))
-        return out, None
+        images, total, containers = c.images, c.total_num_nodes, c.num_containers
+        return [calculate_priority(sum_image_scores(ni, images, total), containers) if ni.image_states else zero
+                for ni in node_infos], None
 
     def score_extensions(self):
         return None

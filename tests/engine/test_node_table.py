@@ -150,3 +150,17 @@ def test_a_quantity_beyond_the_arrays_range_takes_the_per_node_path():
     got_trace, got_state, eng = run(data, False, table=True)
     assert got_state == ref
     assert eng.cache.snapshot().node_table() is None
+
+
+def test_the_compact_store_reads_back_every_event_of_a_large_random_cluster():
+    """Filter batches of nodes that passed everything arrive with RepeatEach/Cycle columns
+    (engine.trace): the EventLog keeps them compact and hands out exactly the events."""
+    from engine.tracestore import EventLog
+    from tests.engine.test_tracestore import _check
+    events, log = [], EventLog()
+    tr = Trace()
+    tr.add_sink(events.append)
+    tr.add_sink(log)
+    Engine(Scenario.from_dict(scenario(3)), tr).run(60_000_000)
+    assert any(e["type"] == "FilterStopped" for e in events)
+    _check(events, log)

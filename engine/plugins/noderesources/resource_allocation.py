@@ -389,6 +389,8 @@ def _table_rows(handle, node_infos):
     table = snap.node_table() if snap is not None and hasattr(snap, "node_table") else None
     if table is None:
         return None
+    if getattr(node_infos, "table", None) is table:
+        return table, node_infos.rows        # the Filter loop's FeasibleNodes
     row = table.row
     try:
         rows = [row[ni.name] for ni in node_infos]
