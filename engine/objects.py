@@ -13,6 +13,7 @@ Upstream shapes: ``k8s.io/api/core/v1`` (Pod, Node), ``scheduling/v1`` (Priority
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -385,6 +386,13 @@ class HostPort:
 _pod_uid_counter = [0]
 
 
+# Pod fields that none of its cached properties reads (Pod.copy keeps the cache when only
+# these change)
+_CACHE_FREE = frozenset({"node_name", "nominated_node_name", "deletion_timestamp", "disruption_target",
+                         "start_time", "resource_version", "manifest"})
+_CACHED = ("key", "has_affinity", "has_required_anti_affinity")
+
+
 @dataclass
 class Pod:
     name: str
@@ -422,7 +430,10 @@ class Pod:
     manifest: dict = field(default_factory=dict)
     resource_version: int = 0
 
-    @property
+    # key, has_affinity and has_required_anti_affinity are read in every NodeInfo update;
+    # computed once per Pod object (cached in its __dict__; copy() drops them when a field
+    # they depend on changes)
+    @functools.cached_property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 
@@ -430,13 +441,13 @@ class Pod:
     def effective_preemption_policy(self) -> str:
         return self.preemption_policy or PREEMPT_LOWER_PRIORITY
 
-    @property
+    @functools.cached_property
     def has_affinity(self) -> bool:
         """podWithAffinity: any pod affinity or anti-affinity term."""
         return bool(self.required_affinity_terms or self.required_anti_affinity_terms or
                     self.preferred_affinity_terms or self.preferred_anti_affinity_terms)
 
-    @property
+    @functools.cached_property
     def has_required_anti_affinity(self) -> bool:
         return bool(self.required_anti_affinity_terms)
 
@@ -444,6 +455,10 @@ class Pod:
         p = copy.copy(self)
         for k, v in changes.items():
             setattr(p, k, v)
+        if not _CACHE_FREE.issuperset(changes):
+            d = p.__dict__
+            for k in _CACHED:
+                d.pop(k, None)
         return p
 
     def spec_for_compare(self) -> dict:

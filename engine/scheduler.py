@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import heapq
+from itertools import compress
 
 import numpy as np
 
@@ -1052,7 +1053,7 @@ class Engine:
             best = max(tot)
             if not self.trace.enabled:
                 return names[tot.index(best)]
-            ties = [n for n, t in zip(names, tot) if t == best]
+            ties = list(compress(names, map(best.__eq__, tot)))
         else:
             best = max(t for _, t, _ in totals)
             ties = [n for n, t, _ in totals if t == best]

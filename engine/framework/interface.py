@@ -53,7 +53,7 @@ class Status:
 
     def __init__(self, code: Code = Code.Success, reasons: Sequence[str] | str | None = None,
                  failed_plugin: str = "", err: Exception | None = None):
-        self.code = Code(code)
+        self.code = code if code.__class__ is Code else Code(code)
         if isinstance(reasons, str):
             reasons = [reasons]
         self.reasons = list(reasons or [])

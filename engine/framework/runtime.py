@@ -9,7 +9,7 @@ cloned state are marked ``dryRun: true``.
 from __future__ import annotations
 
 from itertools import repeat
-from operator import add as _add
+from operator import add as _add, mul as _mul
 
 from ..errors import ConfigError, PluginValidationError
 from ..trace import Cycle, RepeatEach
@@ -577,7 +577,7 @@ class Framework:
             if w == 1:
                 totals = list(map(_add, totals, values))
             else:
-                totals = [t + v * w for t, v in zip(totals, values)]
+                totals = list(map(_add, totals, map(_mul, values, repeat(w))))
             per_plugin.append((pl, raw, values, ext is not None, w))
         if not tr:
             out = ScoreResults(zip(names, totals, repeat(None)))
@@ -590,7 +590,7 @@ class Framework:
             emit_batch("PluginResult", _RESULT_KEYS, const, {"node": names, "score": raw}, n)
             if normalized:
                 const = dict(const, point="NormalizeScore", weight=w)
-                weighted = scores if w == 1 else [s * w for s in scores]
+                weighted = scores if w == 1 else list(map(_mul, scores, repeat(w)))
                 emit_batch("PluginResult", _NORMALIZED_KEYS, const,
                            {"node": names, "score": scores, "weightedScore": weighted}, n)
         out = ScoreResults(zip(names, totals, repeat(None)))
