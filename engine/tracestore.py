@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+from itertools import repeat
 import marshal
 import sys
 import zlib
@@ -39,6 +40,7 @@ _COLUMN_OVERHEAD = 64 + 16      # an array object and its (kind, array) tuple
 _BATCH_OVERHEAD = 56 + 8 * 7    # a _StoredBatch
 _SHARED_MIN = 16   # columns this long are remembered for a ScoreTable to share (engine/trace.py)
 _SMALL_MAX = 200_000   # distinct short columns kept for sharing (then each is kept on its own)
+_CHUNK = 256   # rows of a batch expanded at a time by scan / scan_back
 _BIG = 512   # containers whose marshal form is longer are zlib-compressed, not shared
 
 
@@ -69,6 +71,14 @@ class _Repeated:
 
     def tolist(self) -> list:
         return list(self)
+
+    def slice(self, lo: int, hi: int) -> list:
+        """Values ``lo`` .. ``hi - 1``."""
+        base, m = self.base, self.m
+        if self.each:
+            return [base[i // m] for i in range(lo, hi)]
+        k = len(base)
+        return [base[i % k] for i in range(lo, hi)]
 
     @property
     def nbytes(self) -> int:
@@ -390,6 +400,35 @@ class EventLog(_Log):
             d[k] = v
         return d
 
+    def _rows(self, b: _StoredBatch, lo: int, hi: int) -> list:
+        """Rows ``lo`` .. ``hi - 1`` of a batch as dicts, equal to ``_row`` of each (each
+        column's slice decoded once, then one dict per row)."""
+        vals, boxed = self._vals, self._boxed
+        n = hi - lo
+        cols, const = b.cols, b.const
+        sources = []
+        for k in b.keys:
+            c = cols.get(k)
+            if c is None:
+                v = const[k]
+                if v.__class__ is list or v.__class__ is dict:
+                    sources.append([v.copy() for _ in range(n)])
+                else:
+                    sources.append(repeat(v, n))
+            else:
+                arr = c[1]
+                part = arr[lo:hi] if arr.__class__ is not _Repeated else arr.slice(lo, hi)
+                if c[0] == _RAW:
+                    sources.append(part)
+                elif any(map(boxed.__getitem__, part)):
+                    sources.append([_unbox(vals[i], boxed[i], vals) if boxed[i] else vals[i] for i in part])
+                else:
+                    sources.append(list(map(vals.__getitem__, part)))
+        keys = ("seq", "time", "type") + tuple(b.keys)
+        start = b.start + lo
+        return [dict(zip(keys, row)) for row in
+                zip(range(start, start + n), repeat(b.time, n), repeat(b.type, n), *sources)]
+
     def _record_of(self, i: int) -> int:
         return bisect.bisect_right(self._rec_start, i) - 1
 
@@ -448,8 +487,12 @@ class EventLog(_Log):
                 b = batches_[~ref]
                 end = min(b.start + b.n, stop)
                 if batches and (types is None or b.type in types):
-                    for j in range(i - b.start, end - b.start):
-                        yield self._row(b, j)
+                    j = i - b.start
+                    stop_j = end - b.start
+                    while j < stop_j:       # in chunks: a reader may stop early
+                        k = min(stop_j, j + _CHUNK)
+                        yield from self._rows(b, j, k)
+                        j = k
                 i = end
             r += 1
 
@@ -476,8 +519,12 @@ class EventLog(_Log):
                 b = batches_[~ref]
                 low = max(b.start, start)
                 if batches and (types is None or b.type in types):
-                    for j in range(i - b.start, low - b.start - 1, -1):
-                        yield self._row(b, j)
+                    j = i - b.start + 1
+                    low_j = low - b.start
+                    while j > low_j:
+                        k = max(low_j, j - _CHUNK)
+                        yield from reversed(self._rows(b, k, j))
+                        j = k
                 i = b.start - 1
             r -= 1
 

@@ -164,3 +164,14 @@ def test_the_compact_store_reads_back_every_event_of_a_large_random_cluster():
     Engine(Scenario.from_dict(scenario(3)), tr).run(60_000_000)
     assert any(e["type"] == "FilterStopped" for e in events)
     _check(events, log)
+    # windows that start and stop inside batches longer than a scan chunk, both directions
+    import random as _random
+    from engine import tracestore
+    big = [i for i in range(len(events)) if log.span(i)[1] - log.span(i)[0] > tracestore._CHUNK + 10]
+    assert big
+    rng = _random.Random(7)
+    for _ in range(40):
+        a = rng.choice(big) - rng.randrange(0, 50)
+        b = a + rng.randrange(1, 4 * tracestore._CHUNK)
+        assert list(log.scan(a, b)) == events[a:b]
+        assert list(log.scan_back(b, a)) == events[a:b][::-1]
