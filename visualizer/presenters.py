@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from html import escape as html_escape
 
 from django.template.loader import render_to_string
 from django.utils.html import escape, format_html, format_html_join
@@ -554,7 +555,7 @@ def _overview(infos, colour, matches, selected, nominated, hide, restore_by_node
             flags += " c"
         if nominated.get(name):
             flags += " n"
-        parts.append(f'<i data-n="{escape(name)}" class="{flags}"></i>')
+        parts.append(f'<i data-n="{html_escape(name)}" class="{flags}"></i>')
     listed = [n for n in matched if n is not None]
     return {"cells": mark_safe("".join(parts)), "matched": len(matched), "match_list": listed,
             "match_hidden": len(matched) - len(listed),
@@ -596,8 +597,9 @@ def cycle_at(events: list, i: int, position: int) -> dict:
     if ctx["skipped"]:
         return ctx
     seen_points = []
-    filter_nodes, filter_plugins, cells = [], [], {}
-    score_nodes, score_plugins, raw_scores = [], [], {}
+    # dicts as ordered sets (a cycle at 5,000 nodes has thousands of rows: no list lookups)
+    filter_nodes, filter_plugins, cells = {}, {}, {}
+    score_nodes, score_plugins, raw_scores = {}, {}, {}
     for e in events[i + 1:position]:
         t = e["type"]
         if t == "PluginResult":
@@ -614,19 +616,15 @@ def cycle_at(events: list, i: int, position: int) -> dict:
                 ctx["prefilter"].append(_result(e))
             elif point == "Filter":
                 node, plugin = e["node"], e["plugin"]
-                if node not in filter_nodes:
-                    filter_nodes.append(node)
-                if plugin not in filter_plugins:
-                    filter_plugins.append(plugin)
+                filter_nodes[node] = None
+                filter_plugins[plugin] = None
                 cells[(node, plugin)] = e   # made a cell (_result) only for the rows shown
             elif point in ("Score", "NormalizeScore") and e.get("node") is None:
                 pass     # a failed call for no node in particular: listed with the cycle's errors
             elif point in ("Score", "NormalizeScore"):
                 node, plugin = e["node"], e["plugin"]
-                if node not in score_nodes:
-                    score_nodes.append(node)
-                if plugin not in score_plugins:
-                    score_plugins.append(plugin)
+                score_nodes[node] = None
+                score_plugins[plugin] = None
                 raw_scores.setdefault((node, plugin), {})[point] = e
             elif point == "PostFilter":
                 ctx["postfilter"].append(_result(e))
@@ -658,6 +656,8 @@ def cycle_at(events: list, i: int, position: int) -> dict:
             ctx["bound"] = {"failed": True, "node": e["node"], "reasons": e.get("reasons", [])}
         elif t in ("CycleStart", "CycleSkipped"):
             break
+    filter_nodes, filter_plugins = list(filter_nodes), list(filter_plugins)
+    score_nodes, score_plugins = list(score_nodes), list(score_plugins)
     if filter_nodes:
         rows = []
         for n in filter_nodes:
