@@ -85,9 +85,9 @@ class EventBatch:
     ``keys`` in that order; a field's value is ``cols[key][i]`` when the field has a column,
     else ``const[key]``."""
 
-    __slots__ = ("start", "time", "type", "keys", "const", "cols", "n")
+    __slots__ = ("start", "time", "type", "keys", "const", "cols", "n", "ints")
 
-    def __init__(self, start, time, type_, keys, const, cols, n):
+    def __init__(self, start, time, type_, keys, const, cols, n, ints=()):
         self.start = start
         self.time = time
         self.type = type_
@@ -95,6 +95,9 @@ class EventBatch:
         self.const = const
         self.cols = cols
         self.n = n
+        # the keys whose columns the emitter knows to hold ints only (no bools): a compact
+        # store keeps them as integer arrays without checking each value's type
+        self.ints = ints
 
     def event(self, i: int) -> dict:
         """The ``i``-th event of the batch as a dict (lists and dicts are fresh copies)."""
@@ -202,14 +205,15 @@ class Trace:
                 built = {k: (v.value() if isinstance(v, Deferred) else v) for k, v in event.items()}
             s(built)
 
-    def emit_batch(self, type_: str, keys: tuple, const: dict, cols: dict, n: int, time=None) -> None:
-        """Emit ``n`` events at once (see EventBatch); ``time`` defaults to now."""
+    def emit_batch(self, type_: str, keys: tuple, const: dict, cols: dict, n: int, time=None, ints=()) -> None:
+        """Emit ``n`` events at once (see EventBatch); ``time`` defaults to now; ``ints``: the
+        keys of columns known to hold ints only."""
         if not self.enabled or n <= 0:
             return
         if self._pending is not None:
             self.flush()
         batch = EventBatch(self.seq, self._clock() / US if time is None else time, type_, keys,
-                           const, cols, n)
+                           const, cols, n, ints)
         self.seq += n
         for s, add_batch in self._sinks:
             if add_batch is not None:

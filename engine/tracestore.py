@@ -40,6 +40,7 @@ _COLUMN_OVERHEAD = 64 + 16      # an array object and its (kind, array) tuple
 _BATCH_OVERHEAD = 56 + 8 * 7    # a _StoredBatch
 _SHARED_MIN = 16   # columns this long are remembered for a ScoreTable to share (engine/trace.py)
 _SMALL_MAX = 200_000   # distinct short columns kept for sharing (then each is kept on its own)
+_EMPTY_LIST = ("empty list",)   # its key among _fixed_ids
 _CHUNK = 256   # rows of a batch expanded at a time by scan / scan_back
 _BIG = 512   # containers whose marshal form is longer are zlib-compressed, not shared
 
@@ -160,6 +161,8 @@ class EventLog(_Log):
         self._small_cols: dict = {}     # sets, each kept once (see _small_parts)
         self._small_colsets: dict = {}
         self._bytes = 0                 # nbytes(), kept as events arrive
+        self._float_ids: dict = {}      # float (not 0.0 or nan) -> value number
+        self._fixed_ids: dict = {}      # None, True, False -> value number (see append)
 
     # ------------------------------------------------------------------ values
 
@@ -195,7 +198,10 @@ class EventLog(_Log):
             return i
         if c is ScoreTable:
             return self._table(v)
-        if c is float and (v == 0.0 or v != v):
+        if c is float and v != 0.0 and v == v:  # (0.0 and -0.0 compare equal; nan never does)
+            i = self._float_ids.get(v)
+            return i if i is not None else self._new_value(v, self._float_ids, v)
+        if c is float:
             key = (c, repr(v))          # 0.0 and -0.0 compare equal; nan never does
         else:
             try:
@@ -223,7 +229,7 @@ class EventLog(_Log):
     def _value(self, i):
         return _unbox(self._vals[i], self._boxed[i], self._vals)
 
-    def _encode_column(self, col):
+    def _encode_column(self, col, ints=False):
         cached_src, cached = self._col_cache
         if col is cached_src:
             return cached           # the same list again (node names of a cycle's points)
@@ -233,7 +239,7 @@ class EventLog(_Log):
             if recent is not None and recent[0] is col:
                 self._col_cache = recent
                 return recent[1]    # a column a ScoreTable shares with a batch
-        enc = self._encode_values(col)
+        enc = self._encode_ints(col) if ints else self._encode_values(col)
         self._col_cache = (col, enc)
         if shared:
             recent = self._recent_cols
@@ -260,13 +266,34 @@ class EventLog(_Log):
         flat = self._flat
         self._rec_start.append(self._n)
         self._rec_ref.append(len(flat))
-        flat.append(sid)
+        # the value numbers of the usual values looked up here; _vid numbers the rest (and
+        # these the first time), so a value has one number whichever way it came
         vid = self._vid
-        sget = self._str_ids.get
-        for k in keys:
-            v = event[k]
-            i = sget(v) if v.__class__ is str else None     # a string seen before
-            flat.append(i if i is not None else vid(v))
+        sget, iget, fget = self._str_ids.get, self._int_ids.get, self._float_ids.get
+        fixed = self._fixed_ids
+        ids = [sid]
+        values = iter(event.values())
+        next(values)        # seq
+        for v in values:
+            c = v.__class__
+            if c is str:
+                i = sget(v)
+            elif c is int:
+                i = iget(v)
+            elif c is float:
+                i = fget(v)
+            elif v is None or c is bool:
+                i = fixed.get(v)
+                if i is None:
+                    i = fixed[v] = vid(v)
+            elif c is list and not v:           # e.g. no reasons
+                i = fixed.get(_EMPTY_LIST)
+                if i is None:
+                    i = fixed[_EMPTY_LIST] = vid(v)
+            else:
+                i = None
+            ids.append(i if i is not None else vid(v))
+        flat.extend(ids)
         self._n += 1
         self._bytes += 4 * (1 + len(keys)) + 16
 
@@ -276,7 +303,9 @@ class EventLog(_Log):
         if batch.n < _SHARED_MIN:
             const, cols = self._small_parts(batch)
         else:
-            cols = {k: self._encode_column(c) for k, c in batch.cols.items()}
+            ints = batch.ints
+            enc = self._encode_column
+            cols = {k: enc(c, k in ints) for k, c in batch.cols.items()}
             const = dict(batch.const)
             self._bytes += 104 * len(const) + 104 * len(cols)
         self._rec_start.append(self._n)
@@ -311,6 +340,20 @@ class EventLog(_Log):
                 self._small_colsets[skey] = cols
                 self._bytes += _VALUE_OVERHEAD
         return const, shared
+
+    def _encode_ints(self, col):
+        """(_RAW, the integers) of a column its emitter says holds ints only."""
+        if col.__class__ is list:
+            try:
+                return (_RAW, array("i", col))
+            except OverflowError:
+                try:
+                    return (_RAW, array("q", col))
+                except OverflowError:
+                    pass
+            except TypeError:       # not ints after all: the checked path keeps each as it is
+                pass
+        return self._encode_values(col)
 
     def _encode_values(self, col):
         """A column as (_RAW, the integers) when it holds ints only, else (_IDS, its values'

@@ -47,6 +47,8 @@ def unknown_plugin_hint(name: str) -> str:
 _RESULT_KEYS = ("pod", "cycle", "point", "plugin", "node", "code", "reasons", "score", "dryRun")
 _NORMALIZED_KEYS = ("pod", "cycle", "point", "plugin", "node", "code", "reasons", "score", "weight",
                     "weightedScore", "dryRun")
+_SCORE_INTS = frozenset({"score"})
+_NORMALIZED_INTS = frozenset({"score", "weightedScore"})
 _NO_REASONS: list = []   # shared by batches; EventBatch hands out copies
 
 
@@ -587,12 +589,16 @@ class Framework:
         for pl, raw, scores, normalized, w in per_plugin:
             const = {"pod": pod.key, "cycle": self.cycle, "point": "Score", "plugin": pl.name,
                      "code": "Success", "reasons": _NO_REASONS, "dryRun": False}
-            emit_batch("PluginResult", _RESULT_KEYS, const, {"node": names, "score": raw}, n)
+            # an in-tree plugin's scores are ints (an out-of-tree one's are whatever it returned)
+            in_tree = not isinstance(pl, GuardedPlugin)
+            emit_batch("PluginResult", _RESULT_KEYS, const, {"node": names, "score": raw}, n,
+                       ints=_SCORE_INTS if in_tree else ())
             if normalized:
                 const = dict(const, point="NormalizeScore", weight=w)
                 weighted = scores if w == 1 else list(map(_mul, scores, repeat(w)))
                 emit_batch("PluginResult", _NORMALIZED_KEYS, const,
-                           {"node": names, "score": scores, "weightedScore": weighted}, n)
+                           {"node": names, "score": scores, "weightedScore": weighted}, n,
+                           ints=_NORMALIZED_INTS if in_tree else ())
         out = ScoreResults(zip(names, totals, repeat(None)))
         out.names, out.totals = names, totals
         # the same list objects as the batches' columns (a plugin without NormalizeScore: its
