@@ -1387,8 +1387,13 @@ class Engine:
     def uses_volumes(self) -> bool:
         u = getattr(self, "_uses_volumes", None)
         if u is None:
-            from .scenario import uses_volumes
-            u = self._uses_volumes = uses_volumes(self.scenario)
+            # kept on the scenario too (which a run never changes): an engine restored from a
+            # checkpoint taken before this was asked would otherwise read every object again
+            u = getattr(self.scenario, "_uses_volumes", None)
+            if u is None:
+                from .scenario import uses_volumes
+                u = self.scenario._uses_volumes = uses_volumes(self.scenario)
+            self._uses_volumes = u
         return u
 
     def volume_state(self) -> dict:
