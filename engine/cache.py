@@ -248,5 +248,10 @@ class Cache:
         (the cycle is evaluated at one instant, so the live NodeInfos are its snapshot)."""
         lst = self.node_info_list()
         if self._snapshot is None or self._snapshot.node_info_list is not lst:
+            if self._snapshot is not None:
+                # only the current snapshot keeps a node table: the marks of changed nodes are
+                # its to consume (an older one asked for its table would take them)
+                self._snapshot.retire()
+            self._dirty = set()
             self._snapshot = Snapshot(lst, {ni.name: ni for ni in lst}, self._dirty)
         return self._snapshot

@@ -894,7 +894,9 @@ class Engine:
         if n == 0:
             return [], None
         to_find = fwk.num_feasible_nodes_to_find(n)
-        start = 0 if nominated else self.next_start_node_index
+        # nextStartNodeIndex was reduced modulo the previous cycle's node count: after nodes
+        # are deleted it may be n or more (the loop below reads it modulo n, as upstream does)
+        start = 0 if nominated else self.next_start_node_index % n
         if not fwk.filter_plugins:
             return [nodes[(start + i) % n] for i in range(to_find)], None
         feasible = []

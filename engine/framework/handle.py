@@ -56,6 +56,11 @@ class Snapshot:
     def __setstate__(self, state):
         self.__init__(*state)
 
+    def retire(self) -> None:
+        """This snapshot is no longer the cache's current one: no node table from now on."""
+        self._table = None
+        self._dirty = None
+
     def node_table(self):
         """The nodes as columns (engine.nodetable.NodeTable), current; None when this snapshot
         is not kept current by a cache, or a quantity is too large for the arrays."""
