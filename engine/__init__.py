@@ -1,6 +1,7 @@
 """A deterministic, steppable re-implementation of kube-scheduler v1.28.
 
-Pure Python: no Django, no wall clock, no global random.  Public API::
+Python (with NumPy for the node table, engine/nodetable.py): no Django, no wall clock, no global
+random.  Public API::
 
     from engine import Scenario, Engine, Trace
     sc = Scenario.from_path("fixtures/backoff.yaml")
