@@ -154,6 +154,8 @@ def parse_injection(scenario, verb, body, index):
 
 
 _gc_paused = 0
+# young (gen0) objects that may pile up while pauses overlap before a pause that ends collects
+PAUSED_YOUNG_LIMIT = 100_000
 _gc_was_enabled = True
 _gc_lock = threading.Lock()
 
@@ -179,6 +181,10 @@ def _collector_paused():
             _gc_paused -= 1
             if _gc_paused == 0 and _gc_was_enabled:
                 gc.enable()
+            elif _gc_paused > 0 and _gc_was_enabled and gc.get_count()[0] > PAUSED_YOUNG_LIMIT:
+                # overlapping pauses (renders in several threads) could keep the collector off
+                # indefinitely: past this many young objects, collect them anyway
+                gc.collect(1)
 
 
 def rebuild(scenario, injections, position, clock_us=None, *, checkpoints=None, timeline=None,
@@ -194,10 +200,12 @@ def rebuild(scenario, injections, position, clock_us=None, *, checkpoints=None, 
         return _rebuild(scenario, injections, position, clock_us, None, timeline, record)
     with _collector_paused():
         st = _rebuild(scenario, injections, position, clock_us, cp, timeline, record)
-        # the restored engine's objects (all in the youngest generation, since the collector
-        # was off) join the frozen heap (see _settle_heap): otherwise the next collections
-        # walk every one of them once per generation, 0.3 s at 5,000 nodes (bench/travel.py)
-        gc.freeze()
+        # the restored engine's objects are all in the youngest generation (the collector was
+        # off): one collection of the young generations now frees the replay's garbage and
+        # moves them to the oldest, rather than the next frames' collections walking them once
+        # per generation (0.3 s at 5,000 nodes, bench/travel.py). Not frozen: the garbage an
+        # engine leaves when it is dropped later must stay collectable.
+        gc.collect(1)
         return st
 
 
