@@ -42,18 +42,18 @@ class NodeTable:
     def __init__(self, node_infos: list):
         self.node_infos = node_infos
         self.row = {ni.name: i for i, ni in enumerate(node_infos)}
-        self.exact_only = False
-        rows = [self._values(ni) for ni in node_infos]
-        cols = list(zip(*rows)) if rows else [()] * 12
-        for name, col in zip(self.INT_COLUMNS, cols):
-            if col and (max(col) > LIMIT or min(col) < -LIMIT):
-                self.exact_only = True
-            setattr(self, name, np.array(col if not self.exact_only else [0] * len(col), dtype=np.int64))
+        self._scalars: dict = {}   # resource name -> (allocatable, requested) columns
+        cols = list(zip(*[self._values(ni) for ni in node_infos])) or [()] * 12
+        ints = cols[:len(self.INT_COLUMNS)]
+        self.exact_only = any(col and (max(col) > LIMIT or min(col) < -LIMIT) for col in ints)
+        if self.exact_only:
+            return      # no columns: the callers take the per-node path
+        for name, col in zip(self.INT_COLUMNS, ints):
+            setattr(self, name, np.array(col, dtype=np.int64))
         self.unschedulable = np.array(cols[10], dtype=bool)
         self.hard_taints = np.array(cols[11], dtype=bool)
         self.any_unschedulable = bool(self.unschedulable.any())
         self.any_hard_taints = bool(self.hard_taints.any())
-        self._scalars: dict = {}   # resource name -> (allocatable, requested) columns
 
     @staticmethod
     def _values(ni) -> tuple:
@@ -67,6 +67,8 @@ class NodeTable:
 
     def sync(self, dirty: set) -> None:
         """Reread the rows of the nodes in ``dirty`` (their pods changed)."""
+        if self.exact_only:
+            return
         row = self.row
         for name in dirty:
             i = row.get(name)

@@ -186,13 +186,15 @@ def uses_volumes(sc) -> bool:
     """Whether a scenario uses volumes: any PersistentVolume, PersistentVolumeClaim,
     StorageClass or CSINode in its objects or actions, or a pod (object or action) with a
     volume of a kind a volume plugin reads.  Only then does the default profile get the
-    volume plugins (docs/scenario-format.md, "Volumes")."""
-    for kind, o in list(sc.objects) + [(a.kind, a.obj) for a in sc.actions]:
-        if kind in VOLUME_KINDS:
-            return True
-        if kind == "Pod" and o is not None and any(v.kind in VOLUME_PLUGIN_SOURCES for v in o.volumes):
-            return True
-    return False
+    volume plugins (docs/scenario-format.md, "Volumes"). Worked out once per scenario (a run
+    never changes its scenario) and kept on it."""
+    known = sc.__dict__.get("_uses_volumes")
+    if known is None:
+        known = sc._uses_volumes = any(
+            kind in VOLUME_KINDS or (kind == "Pod" and o is not None
+                                     and any(v.kind in VOLUME_PLUGIN_SOURCES for v in o.volumes))
+            for kind, o in list(sc.objects) + [(a.kind, a.obj) for a in sc.actions])
+    return known
 
 
 def _parse(data, probs: Problems) -> Scenario:

@@ -29,7 +29,7 @@ from .framework.runtime import Framework
 from .framework.types import Diagnosis, FitError
 from .labels import find_untolerated_taint
 from .objects import CustomObject, system_priority_classes
-from .scenario import SYSTEM_CLASS_NAMES
+from .scenario import SYSTEM_CLASS_NAMES, uses_volumes
 from .quantity import US
 from .queue import ACTIVE_Q, BACKOFF_Q, UNSCHEDULABLE_PODS, PriorityQueue
 from .queue.scheduling_queue import ProfileQueueInfo
@@ -41,7 +41,7 @@ BACKOFF_FLUSH_PERIOD = 1 * US
 LEFTOVER_FLUSH_PERIOD = 30 * US
 NO_NODES_MESSAGE = "no nodes available to schedule pods"
 # Filter screens the nodes through the node table (Engine._filter_screened) from this many
-# nodes on; below, the per-node loop is as fast
+# nodes on: always; tests set it out of reach to run the per-node loop for comparison
 SCREEN_MIN_NODES = 1
 
 
@@ -906,7 +906,7 @@ class Engine:
         # a node without nominated pods is filtered once, without them (addNominatedPods adds
         # nothing): its plugins are called directly (Framework.node_filter)
         check = fwk.node_filter(state, pod)
-        nominated = fwk.nominator.nominated_pods if check is not None and fwk.nominator is not None else {}
+        nominated_pods = fwk.nominator.nominated_pods if check is not None and fwk.nominator is not None else {}
         if check is not None and n >= SCREEN_MIN_NODES:
             snap = fwk.snapshot()
             if snap is not None and nodes is snap.node_info_list:
@@ -915,14 +915,14 @@ class Engine:
                     suspects = fwk.filter_suspects(state, pod, table)
                     if suspects is not False:
                         return self._filter_screened(fwk, state, pod, diagnosis, nodes, table, suspects,
-                                                     to_find, start, check, run, nominated)
+                                                     to_find, start, check, run, nominated_pods)
         # findNodesThatPassFilters (v1.28) with one worker: the search goes on after the
         # numFeasibleNodesToFind-th feasible node; the next node that passes overflows the count,
         # cancels the search and is not kept. The failed nodes examined meanwhile are recorded
         # (and counted by nextStartNodeIndex), as upstream's checkNode does.
         for i in range(n):
             ni = nodes[(start + i) % n]
-            if check is not None and not nominated.get(ni.name):
+            if check is not None and not nominated_pods.get(ni.name):
                 status = check(ni)
             else:
                 status = run(state, pod, ni)
@@ -944,7 +944,7 @@ class Engine:
         return feasible, None
 
     def _filter_screened(self, fwk, state, pod, diagnosis, nodes, table, suspects, to_find, start,
-                         check, run, nominated):
+                         check, run, nominated_pods):
         """``_filter_nodes``' loop with the nodes no Filter plugin can reject counted feasible
         without calling the plugins (Framework.filter_suspects): the same nodes are visited in
         the same order, the same suspects evaluated, the same statuses recorded and the search
@@ -958,9 +958,9 @@ class Engine:
             positions = positions.tolist()
         else:
             positions = []
-        if nominated:
+        if nominated_pods:
             row = table.row
-            extra = [(row[name] - start) % n for name, pods in nominated.items() if pods and name in row]
+            extra = [(row[name] - start) % n for name, pods in nominated_pods.items() if pods and name in row]
             if extra:
                 positions = sorted(set(positions).union(extra))
         order = nodes[start:] + nodes[:start] if start else nodes
@@ -990,7 +990,7 @@ class Engine:
                 passed(prev, j)
             count += gap
             ni = nodes[(start + j) % n]
-            status = run(state, pod, ni) if nominated.get(ni.name) else check(ni)
+            status = run(state, pod, ni) if nominated_pods.get(ni.name) else check(ni)
             if status is None or status.code == Code.Success:
                 if count >= to_find:
                     stop = j
@@ -1387,16 +1387,7 @@ class Engine:
 
     @property
     def uses_volumes(self) -> bool:
-        u = getattr(self, "_uses_volumes", None)
-        if u is None:
-            # kept on the scenario too (which a run never changes): an engine restored from a
-            # checkpoint taken before this was asked would otherwise read every object again
-            u = getattr(self.scenario, "_uses_volumes", None)
-            if u is None:
-                from .scenario import uses_volumes
-                u = self.scenario._uses_volumes = uses_volumes(self.scenario)
-            self._uses_volumes = u
-        return u
+        return uses_volumes(self.scenario)
 
     def volume_state(self) -> dict:
         """``volumes`` of the state (only in scenarios that use volumes): each claim's phase,

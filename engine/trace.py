@@ -27,55 +27,59 @@ from .quantity import US
 _CONTAINERS = (list, dict)
 
 
-class RepeatEach:
-    """A batch column whose value ``i`` is ``base[i // m]``: each value of ``base`` ``m`` times
-    in a row (a Filter batch's node column: one row per plugin for each node). Indexable like
-    the list it stands for; the compact store keeps ``base`` once."""
-    __slots__ = ("base", "m")
+class _RepeatedColumn:
+    """A batch column made of ``base`` repeated ``times`` times over (RepeatEach, Cycle):
+    indexable, sliceable and iterable like the list it stands for, of length
+    ``len(base) * times``. ``base`` may be a list or an array (the compact store keeps a
+    column's base encoded and repeated the same way)."""
+    __slots__ = ("base", "times")
 
-    def __init__(self, base: list, m: int):
+    def __init__(self, base, times: int):
         self.base = base
-        self.m = m
+        self.times = times
 
     def __len__(self) -> int:
-        return len(self.base) * self.m
+        return len(self.base) * self.times
 
     def __getitem__(self, i):
+        if i.__class__ is slice:
+            return [self._at(j) for j in range(*i.indices(len(self)))]
         if i < 0:
             i += len(self)
         if not 0 <= i < len(self):
             raise IndexError("column index out of range")
-        return self.base[i // self.m]
+        return self._at(i)
+
+    def tolist(self) -> list:
+        return list(self)
+
+
+class RepeatEach(_RepeatedColumn):
+    """A batch column whose value ``i`` is ``base[i // m]``: each value of ``base`` ``m`` times
+    in a row (a Filter batch's node column: one row per plugin for each node)."""
+    __slots__ = ()
+
+    def _at(self, i):
+        return self.base[i // self.times]
 
     def __iter__(self):
-        m = self.m
+        m = self.times
         for v in self.base:
             for _ in range(m):
                 yield v
 
 
-class Cycle:
+class Cycle(_RepeatedColumn):
     """A batch column whose value ``i`` is ``base[i % len(base)]``: ``base`` ``k`` times over
-    (a Filter batch's plugin column). Indexable like the list it stands for."""
-    __slots__ = ("base", "k")
+    (a Filter batch's plugin column)."""
+    __slots__ = ()
 
-    def __init__(self, base: list, k: int):
-        self.base = base
-        self.k = k
-
-    def __len__(self) -> int:
-        return len(self.base) * self.k
-
-    def __getitem__(self, i):
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError("column index out of range")
+    def _at(self, i):
         return self.base[i % len(self.base)]
 
     def __iter__(self):
         base = self.base
-        for _ in range(self.k):
+        for _ in range(self.times):
             yield from base
 
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from itertools import repeat
 import marshal
 import sys
 import zlib
@@ -45,49 +44,11 @@ _CHUNK = 256   # rows of a batch expanded at a time by scan / scan_back
 _BIG = 512   # containers whose marshal form is longer are zlib-compressed, not shared
 
 
-class _Repeated:
-    """An encoded column of a RepeatEach (``each``: value i is base[i // m]) or a Cycle
-    (value i is base[i % len(base)]) column: its base's array, indexable like the full one."""
-    __slots__ = ("base", "m", "each", "n")
-
-    def __init__(self, base: array, m: int, each: bool):
-        self.base, self.m, self.each = base, m, each
-        self.n = len(base) * m
-
-    def __len__(self) -> int:
-        return self.n
-
-    def __getitem__(self, i):
-        return self.base[i // self.m] if self.each else self.base[i % len(self.base)]
-
-    def __iter__(self):
-        if self.each:
-            m = self.m
-            for v in self.base:
-                for _ in range(m):
-                    yield v
-        else:
-            for _ in range(self.m):
-                yield from self.base
-
-    def tolist(self) -> list:
-        return list(self)
-
-    def slice(self, lo: int, hi: int) -> list:
-        """Values ``lo`` .. ``hi - 1``."""
-        base, m = self.base, self.m
-        if self.each:
-            return [base[i // m] for i in range(lo, hi)]
-        k = len(base)
-        return [base[i % k] for i in range(lo, hi)]
-
-    @property
-    def nbytes(self) -> int:
-        return 48 + self.base.itemsize * len(self.base)
-
-
 def _nbytes(arr) -> int:
-    return arr.nbytes if arr.__class__ is _Repeated else arr.itemsize * len(arr)
+    """The bytes of an encoded column's array (a RepeatEach/Cycle over an array: its base)."""
+    if arr.__class__ is RepeatEach or arr.__class__ is Cycle:
+        return 48 + arr.base.itemsize * len(arr.base)
+    return arr.itemsize * len(arr)
 
 
 def _unbox(v, how, vals):
@@ -361,7 +322,7 @@ class EventLog(_Log):
         c = col.__class__
         if c is RepeatEach or c is Cycle:
             kind, base = self._encode_values(col.base)
-            return (kind, _Repeated(base, col.m if c is RepeatEach else col.k, c is RepeatEach))
+            return (kind, c(base, col.times))
         if not col or col[0].__class__ is int:     # else it has a value that is not an int
             for code in ("i", "q"):
                 try:
@@ -457,10 +418,10 @@ class EventLog(_Log):
                 if v.__class__ is list or v.__class__ is dict:
                     sources.append([v.copy() for _ in range(n)])
                 else:
-                    sources.append(repeat(v, n))
+                    sources.append(itertools.repeat(v, n))
             else:
                 arr = c[1]
-                part = arr[lo:hi] if arr.__class__ is not _Repeated else arr.slice(lo, hi)
+                part = arr[lo:hi]
                 if c[0] == _RAW:
                     sources.append(part)
                 elif any(map(boxed.__getitem__, part)):
@@ -469,8 +430,9 @@ class EventLog(_Log):
                     sources.append(list(map(vals.__getitem__, part)))
         keys = ("seq", "time", "type") + tuple(b.keys)
         start = b.start + lo
+        rep = itertools.repeat
         return [dict(zip(keys, row)) for row in
-                zip(range(start, start + n), repeat(b.time, n), repeat(b.type, n), *sources)]
+                zip(range(start, start + n), rep(b.time, n), rep(b.type, n), *sources)]
 
     def _record_of(self, i: int) -> int:
         return bisect.bisect_right(self._rec_start, i) - 1

@@ -218,12 +218,11 @@ def _last_queue_of(events, position, key, limit=50000):
     return None
 
 
-def _enqueue_revealed(events, seq, position) -> bool:
+def _enqueue_revealed(at, seq, position) -> bool:
     """Whether the PreEnqueue results that precede the QueueTransition at ``seq`` (a pod being
     created, or moved by a flush or a cluster event) are revealed: from the first of them the
     engine has the pod out of its old queue (or created) and not yet in the new one.
-    (``events``: the events, or a function of a seq giving its event.)"""
-    at = events if callable(events) else events.__getitem__
+    (``at``: the event of a seq.)"""
     first = seq
     key = at(seq)["pod"]
     while first > 0 and at(first - 1)["type"] == "PluginResult" and \
@@ -232,10 +231,9 @@ def _enqueue_revealed(events, seq, position) -> bool:
     return first < seq and first < position
 
 
-def _created_before(events, seq, position) -> bool:
+def _created_before(at, seq, position) -> bool:
     """Whether the Action that created the pod of the PodAdd QueueTransition at ``seq`` (just
-    before it and its PreEnqueue results) is revealed."""
-    at = events if callable(events) else events.__getitem__
+    before it and its PreEnqueue results) is revealed (``at``: the event of a seq)."""
     key = at(seq)["pod"]
     i = seq - 1
     while i >= 0 and at(i)["type"] == "PluginResult" and at(i).get("point") == "PreEnqueue":

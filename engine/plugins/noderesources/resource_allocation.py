@@ -32,7 +32,7 @@ class ResourceAllocationScorer:
     requests (a container without a request counts 100m CPU / 200MiB); True
     (BalancedAllocation) uses the plain requests.
     """
-    __slots__ = ("name", "scorer", "resources", "use_requested", "_kinds", "_cpu_memory")
+    __slots__ = ("name", "scorer", "resources", "use_requested", "_kinds", "_cpu_memory", "table_kind")
 
     def __init__(self, name: str, scorer, resources, use_requested: bool = False):
         self.name = name
@@ -42,6 +42,8 @@ class ResourceAllocationScorer:
         self._kinds = [(r, _kind(r)) for r, _ in self.resources]
         # the default resources, cpu then memory: score_nodes takes a shorter path (same results)
         self._cpu_memory = [r for r, _ in self.resources] == ["cpu", "memory"]
+        # "least" or "balanced" when score_table computes this scorer over the node table
+        self.table_kind = getattr(scorer, "kind", None) if self._cpu_memory else None
 
     def calculate_pod_resource_request(self, pod, resource: str) -> int:
         """resourceAllocationScorer.calculatePodResourceRequest: PodRequests of the pod, with
@@ -96,7 +98,7 @@ class ResourceAllocationScorer:
         allocatable), as ``score`` leaves it out."""
         cpu_request, memory_request = pod_requests
         scorer = self.scorer
-        kind = getattr(scorer, "kind", None)
+        kind = self.table_kind
         if kind is not None:
             return self._score_nodes_inline(kind, scorer, node_infos, cpu_request, memory_request)
         out = []
@@ -166,9 +168,7 @@ class ResourceAllocationScorer:
         """``_score_nodes_inline`` over the node table's rows (engine.nodetable.NodeTable) as
         array operations: the same integer and float64 operations in the same order, so the
         same scores; None when this scorer or request is not one it computes."""
-        if not self._cpu_memory:
-            return None
-        kind = getattr(self.scorer, "kind", None)
+        kind = self.table_kind
         cpu_request, memory_request = pod_requests
         if kind is None or cpu_request > LIMIT or memory_request > LIMIT:
             return None
@@ -378,7 +378,8 @@ def new_scorer(strategy_type: str, resources, shape=None) -> ResourceAllocationS
     return ResourceAllocationScorer(strategy_type, fn, resources, use_requested=False)
 
 
-# Score reads the node table from this many nodes on; below, the per-node loop is as fast
+# Score reads the node table from this many nodes on: always; tests set it out of reach to run
+# the per-node path for comparison
 TABLE_MIN_NODES = 1
 
 
@@ -439,7 +440,7 @@ class ResourceAllocationScorePlugin(PreScorePlugin, ScorePlugin):
         """Score for every node in one call (same results as ``score``): over the snapshot's
         node table when the nodes are the snapshot's own (ResourceAllocationScorer.score_table)."""
         pod_requests = self._pod_requests(state, pod)
-        if len(node_infos) >= TABLE_MIN_NODES and self.handle is not None:
+        if self.scorer.table_kind is not None and len(node_infos) >= TABLE_MIN_NODES and self.handle is not None:
             rows = _table_rows(self.handle, node_infos)
             if rows is not None:
                 out = self.scorer.score_table(rows[0], rows[1], pod_requests)
