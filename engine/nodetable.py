@@ -43,6 +43,10 @@ class NodeTable:
         self.node_infos = node_infos
         self.row = {ni.name: i for i, ni in enumerate(node_infos)}
         self._scalars: dict = {}   # resource name -> (allocatable, requested) columns
+        self._victims: dict = {}   # priority -> resourcefit.VictimColumns, the newest last
+        # (cycle state, pod, ResourceFilter or None): the last one built, which the same cycle's
+        # preemption reuses (engine.resourcefit)
+        self.resource_filter = None
         cols = list(zip(*[self._values(ni) for ni in node_infos])) or [()] * 12
         ints = cols[:len(self.INT_COLUMNS)]
         self.exact_only = any(col and (max(col) > LIMIT or min(col) < -LIMIT) for col in ints)
@@ -70,6 +74,11 @@ class NodeTable:
         if self.exact_only:
             return
         row = self.row
+        if self._victims:
+            rows = [row[name] for name in dirty if name in row]
+            for prio, v in list(self._victims.items()):
+                if not v.sync(self.node_infos, rows):
+                    del self._victims[prio]
         for name in dirty:
             i = row.get(name)
             if i is None:
@@ -101,6 +110,23 @@ class NodeTable:
             cols = self._scalars[name] = (np.array(a, dtype=np.int64), np.array(r, dtype=np.int64))
         return cols
 
+    # the victim columns of this many preemptor priorities are kept (the least recently used go)
+    VICTIM_PRIORITIES = 4
+
+    def victims(self, priority: int, now: int):
+        """The potential victims of a preemptor of ``priority`` on every node
+        (engine.resourcefit.VictimColumns), current for ``now``."""
+        v = self._victims.pop(priority, None)
+        if v is not None and not v.at(self.node_infos, now):
+            v = None
+        if v is None:
+            from .resourcefit import VictimColumns
+            v = VictimColumns(self.node_infos, priority, now)
+            while len(self._victims) >= self.VICTIM_PRIORITIES:
+                del self._victims[next(iter(self._victims))]
+        self._victims[priority] = v
+        return v
+
     def check(self) -> list:
         """The columns that differ from a table built afresh (for tests): names of columns."""
         fresh = NodeTable(self.node_infos)
@@ -112,4 +138,16 @@ class NodeTable:
             fa, fr = fresh.scalar(name)
             if not (np.array_equal(a, fa) and np.array_equal(r, fr)):
                 out.append(name)
+        from .resourcefit import VictimColumns
+        for prio, v in self._victims.items():
+            f = VictimColumns(self.node_infos, prio, v.now)
+            k = min(v.k, f.k)
+            same = (v.pods == f.pods and np.array_equal(v.cnt, f.cnt) and np.array_equal(v.bad, f.bad)
+                    and f.k <= v.k and v.timed == f.timed)
+            for attr in ("cpu", "mem", "eph"):
+                same = same and np.array_equal(getattr(v, attr)[:, :k], getattr(f, attr)[:, :k])
+            for attr in ("sum_cpu", "sum_mem", "sum_eph"):
+                same = same and np.array_equal(getattr(v, attr), getattr(f, attr))
+            if not same:
+                out.append(f"victims of priority {prio}")
         return out

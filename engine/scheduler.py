@@ -31,6 +31,7 @@ from .labels import find_untolerated_taint
 from .objects import CustomObject, system_priority_classes
 from .scenario import SYSTEM_CLASS_NAMES, uses_volumes
 from .quantity import US
+from .resourcefit import ResourceFilter
 from .queue import ACTIVE_Q, BACKOFF_Q, UNSCHEDULABLE_PODS, PriorityQueue
 from .queue.scheduling_queue import ProfileQueueInfo
 from .trace import ScoreTable, Trace
@@ -912,6 +913,16 @@ class Engine:
             if snap is not None and nodes is snap.node_info_list:
                 table = snap.node_table()
                 if table is not None:
+                    rf = ResourceFilter.for_cycle(fwk, state, pod, table) if not self.trace.enabled else None
+                    if rf is not None:
+                        fail = rf.filter_failures()
+                        if rf.node_only is None:
+                            return self._filter_on_table(diagnosis, nodes, table, rf, fail, to_find, start)
+                        rows = np.flatnonzero(fail & ~rf.node_only)
+                        codes = dict(zip(rows.tolist(), rf.filter_codes(rows).tolist()))
+                        return self._filter_screened(fwk, state, pod, diagnosis, nodes, table,
+                                                     fail | rf.node_only, to_find, start, check,
+                                                     run, nominated_pods, (rf, codes))
                     suspects = fwk.filter_suspects(state, pod, table)
                     if suspects is not False:
                         return self._filter_screened(fwk, state, pod, diagnosis, nodes, table, suspects,
@@ -944,11 +955,16 @@ class Engine:
         return feasible, None
 
     def _filter_screened(self, fwk, state, pod, diagnosis, nodes, table, suspects, to_find, start,
-                         check, run, nominated_pods):
+                         check, run, nominated_pods, rf=None):
         """``_filter_nodes``' loop with the nodes no Filter plugin can reject counted feasible
         without calling the plugins (Framework.filter_suspects): the same nodes are visited in
         the same order, the same suspects evaluated, the same statuses recorded and the search
-        stops at the same node. Nodes with nominated pods are evaluated with them, as before."""
+        stops at the same node. Nodes with nominated pods are evaluated with them, as before.
+
+        With ``rf`` (an engine.resourcefit.ResourceFilter and the filter_codes of the rows
+        that fail, by row; the trace off) ``suspects`` are the nodes that fail and those a
+        node-only plugin might reject: the former's statuses come from the codes, the latter
+        are evaluated by the plugins."""
         n = len(nodes)
         positions = np.flatnonzero(suspects) if suspects is not None else None
         if positions is not None and len(positions):
@@ -958,7 +974,7 @@ class Engine:
             positions = positions.tolist()
         else:
             positions = []
-        if nominated_pods:
+        if nominated_pods and rf is None:
             row = table.row
             extra = [(row[name] - start) % n for name, pods in nominated_pods.items() if pods and name in row]
             if extra:
@@ -990,7 +1006,11 @@ class Engine:
                 passed(prev, j)
             count += gap
             ni = nodes[(start + j) % n]
-            status = run(state, pod, ni) if nominated_pods.get(ni.name) else check(ni)
+            if rf is not None and not rf[0].node_only[(start + j) % n]:
+                code = rf[1].get((start + j) % n)
+                status = rf[0].statuses((code,))[0] if code else None
+            else:
+                status = run(state, pod, ni) if nominated_pods.get(ni.name) else check(ni)
             if status is None or status.code == Code.Success:
                 if count >= to_find:
                     stop = j
@@ -1020,7 +1040,15 @@ class Engine:
                                 message=f"found {to_find} feasible nodes (numFeasibleNodesToFind for {n} "
                                         f"nodes); the next node that passed, {name}, stopped the search "
                                         f"and is not kept, so the remaining {n - stop - 1} are not evaluated")
-        if not failed:
+        return self._feasible(nodes, table, start, end, failed), err
+
+    @staticmethod
+    def _feasible(nodes, table, start, end, failed):
+        """The nodes at positions 0..end-1 from ``start`` but ``failed`` (positions, ascending),
+        as a FeasibleNodes that knows their rows in the node table."""
+        n = len(nodes)
+        order = nodes[start:] + nodes[:start] if start else nodes
+        if not len(failed):
             feasible = FeasibleNodes(order[:end])
             positions = np.arange(start, start + end)
         else:
@@ -1034,7 +1062,30 @@ class Engine:
         # where each feasible node is in the node table, for Score (resource_allocation._table_rows)
         feasible.table = table
         feasible.rows = positions % n if start else positions
-        return feasible, err
+        return feasible
+
+    def _filter_on_table(self, diagnosis, nodes, table, rf, fail, to_find, start):
+        """``_filter_nodes``' loop when every node's Filter outcome is known from the table
+        (``fail``: engine.resourcefit.ResourceFilter.filter_failures; no node-only plugin
+        might reject a node; the trace off): the nodes from ``start`` are visited until the
+        passing node that overflows numFeasibleNodesToFind, and the failed ones among them get
+        Fit's statuses, in visiting order."""
+        n = len(nodes)
+        failed = np.flatnonzero(fail)            # rows
+        if start:
+            failed = (failed - start) % n        # positions from start
+            failed.sort()
+        # the passing node that stops the search is at position to_find + j, j being the
+        # number of failed nodes before it: those with at most to_find passing nodes before them
+        j = int(np.searchsorted(failed - np.arange(len(failed)), to_find, side="right"))
+        end = min(to_find + j, n)
+        failed = failed[:j]
+        if j:
+            rows = (failed + start) % n if start else failed
+            diagnosis.node_to_status_map.update(
+                zip([nodes[r].name for r in rows.tolist()], rf.statuses(rf.filter_codes(rows).tolist())))
+            diagnosis.unschedulable_plugins.add(rf.fit_name)
+        return self._feasible(nodes, table, start, end, failed.tolist()), None
 
     def _prioritize_nodes(self, fwk, state, pod, feasible):
         if not fwk.score_plugins:

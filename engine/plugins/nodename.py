@@ -29,6 +29,9 @@ class NodeName(FilterPlugin, EnqueueExtensions):
             return None
         return Status(Code.UnschedulableAndUnresolvable, ErrReason)
 
+    # Filter reads the node and the pod only, never the node's pods (engine.resourcefit)
+    _filter_node_only = True
+
     def _filter_suspects(self, state, pod, table):
         """No node when the pod names none; otherwise every node other than the named one
         (Framework.filter_suspects)."""

@@ -35,6 +35,9 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
             return None
         return Status(Code.UnschedulableAndUnresolvable, ErrReasonUnschedulable)
 
+    # Filter reads the node and the pod only, never the node's pods (engine.resourcefit)
+    _filter_node_only = True
+
     def _filter_suspects(self, state, pod, table):
         """The cordoned nodes (Framework.filter_suspects)."""
         return table.unschedulable if table.any_unschedulable else None

@@ -75,6 +75,9 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
                               f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}")
         return None
 
+    # Filter reads the node and the pod only, never the node's pods (engine.resourcefit)
+    _filter_node_only = True
+
     def _filter_suspects(self, state, pod, table):
         """The nodes with a NoSchedule or NoExecute taint (Framework.filter_suspects)."""
         return table.hard_taints if table.any_hard_taints else None

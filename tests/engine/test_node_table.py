@@ -11,7 +11,7 @@ import pytest
 
 from engine import Engine, Scenario, Trace
 from engine.plugins.noderesources import resource_allocation
-from engine import scheduler as scheduler_mod
+from engine import resourcefit, scheduler as scheduler_mod
 from engine.trace import JsonLinesWriter
 
 GPU = "example.com/gpu"
@@ -91,9 +91,9 @@ def scenario(seed):
 
 
 def run(data, trace, table):
-    old = scheduler_mod.SCREEN_MIN_NODES, resource_allocation.TABLE_MIN_NODES
+    old = scheduler_mod.SCREEN_MIN_NODES, resource_allocation.TABLE_MIN_NODES, resourcefit.MIN_NODES
     if not table:
-        scheduler_mod.SCREEN_MIN_NODES = resource_allocation.TABLE_MIN_NODES = 10 ** 9
+        scheduler_mod.SCREEN_MIN_NODES = resource_allocation.TABLE_MIN_NODES = resourcefit.MIN_NODES = 10 ** 9
     try:
         buf = io.StringIO()
         tr = Trace(enabled=trace)
@@ -103,7 +103,7 @@ def run(data, trace, table):
         eng.run(60_000_000)
         return buf.getvalue(), json.dumps(eng.state(), sort_keys=True), eng
     finally:
-        scheduler_mod.SCREEN_MIN_NODES, resource_allocation.TABLE_MIN_NODES = old
+        scheduler_mod.SCREEN_MIN_NODES, resource_allocation.TABLE_MIN_NODES, resourcefit.MIN_NODES = old
 
 
 @pytest.mark.parametrize("seed", range(6))
