@@ -287,6 +287,7 @@ class VictimColumns:
         mem[:] = 0
         eph[:] = 0
         if bad:
+            self.sum_cpu[i] = self.sum_mem[i] = self.sum_eph[i] = 0
             return True
         sc = sm = se = 0
         for j, (c, m, e) in enumerate(values):
