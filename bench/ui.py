@@ -330,7 +330,9 @@ def measure_scale(page, server, workdir: Path, args) -> dict:
                        "painted_p50_ms": round(percentile(painted, 50), 1),
                        "painted_p95_ms": round(percentile(painted, 95), 1),
                        "max_ms": round(max(painted), 1), "samples": len(samples),
-                       "elements": samples[-1]["elements"], "page_height_px": samples[-1]["height"]}
+                       "elements": samples[-1]["elements"], "page_height_px": samples[-1]["height"],
+                       # every click, in order (which of them are slow: the first, a checkpoint's)
+                       "dom_ms": [round(v, 1) for v in dom], "message_ms": [round(v, 1) for v in message]}
         r = out[action]
         print(f"{args.scale_nodes} nodes {action:11s} click -> frame received p50 {r['message_p50_ms']} ms "
               f"p95 {r['message_p95_ms']} ms", flush=True)

@@ -42,6 +42,7 @@ _SMALL_MAX = 200_000   # distinct short columns kept for sharing (then each is k
 _EMPTY_LIST = ("empty list",)   # its key among _fixed_ids
 _CHUNK = 256   # rows of a batch expanded at a time by scan / scan_back
 _BIG = 512   # containers whose marshal form is longer are zlib-compressed, not shared
+_STR_LIST_MIN = 16  # a list of this many strings or more, all seen before: their value numbers
 
 
 def _nbytes(arr) -> int:
@@ -58,6 +59,8 @@ def _unbox(v, how, vals):
         return marshal.loads(zlib.decompress(v))
     if how == 3:
         return _table_value(v, vals)
+    if how == 4:
+        return [vals[i] for i in v]     # a list of strings kept as their value numbers
     return v
 
 
@@ -143,6 +146,21 @@ class EventLog(_Log):
         if c is int:
             i = self._int_ids.get(v)
             return i if i is not None else self._new_value(v, self._int_ids, v)
+        if c is list and len(v) >= _STR_LIST_MIN and v[0].__class__ is str:
+            # e.g. HostSelected's ties: node names, every one of them seen before
+            try:
+                ids = list(map(self._str_ids.__getitem__, v))
+                try:
+                    arr = array("H", ids)
+                except OverflowError:
+                    arr = array("i", ids)
+            except (KeyError, TypeError):
+                pass
+            else:
+                i = self._new_value(arr, {}, None)
+                self._boxed[i] = 4
+                self._bytes += _nbytes(arr)
+                return i
         if c is list or c is dict or c is tuple:
             try:
                 key = marshal.dumps(v)

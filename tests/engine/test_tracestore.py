@@ -295,3 +295,32 @@ def test_small_batches_alike_share_their_fields_and_columns():
     assert e["reasons"] == [] and e["node"] == "n1"
     e["reasons"].append("x")        # a reader's change never reaches the shared store
     assert log[3]["reasons"] == [] and log[6]["reasons"] == []
+
+
+def test_lists_of_known_strings_are_kept_as_value_numbers_and_read_back_exactly():
+    """A list of 16 or more strings the log has all seen (e.g. HostSelected's ties) is kept as
+    their value numbers, 2 bytes each while they fit, else 4; any other list as before."""
+    from engine.tracestore import EventLog
+    names = [f"node-{i:05d}" for i in range(70_000)]
+    events = []
+
+    def ev(**fields):
+        events.append({"seq": len(events), "type": "X", "time": 0.0, **fields})
+    for name in names:                      # every name seen once, so numbered
+        ev(node=name)
+    ev(ties=names[:16])                     # small numbers: 2 bytes each
+    ev(ties=names[-20:])                    # numbers past 65,535: 4 bytes each
+    ev(ties=names[:15])                     # too short: as before
+    ev(ties=names[:10] + ["never-seen"] + names[10:20])
+    ev(ties=names[:10] + [7] + names[10:20])
+    ev(ties=[7] + names[:20])
+    ev(ties=[])
+    log = EventLog()
+    for e in events:
+        log.append(e)
+    tail = len(names)
+    assert [log[i] for i in range(tail, len(events))] == events[tail:]
+    assert list(log.scan(tail, len(events))) == events[tail:]
+    # each read gives a list of its own
+    a, b = log[tail]["ties"], log[tail]["ties"]
+    assert a == b and a is not b
