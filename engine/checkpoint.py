@@ -20,6 +20,7 @@ raises ``CheckpointError``; the caller then replays from the start, as without c
 """
 from __future__ import annotations
 
+import dataclasses
 import io
 import pickle
 import zlib
@@ -43,6 +44,7 @@ class Checkpoint:
     data: bytes             # the engine, pickled and compressed
     seconds: float          # how long taking it took (by the caller's clock; 0 without one)
     shared: tuple = ()      # the pods and nodes the engine held, by reference
+    units: int | None = None    # engine units run before it (Stepper.unit_ends), if counted
 
     @property
     def nbytes(self) -> int:
@@ -201,6 +203,8 @@ class Checkpointer:
         except CheckpointError as e:
             self.failed = str(e)
             return False
+        ends = getattr(st, "unit_ends", None)
+        cp = dataclasses.replace(cp, units=len(ends) if ends is not None else None)
         self.checkpoints.append(cp)
         self._work, self._last_cost, self._last_position = 0.0, cp.seconds, pos
         while self.nbytes > self.budget_bytes and len(self.checkpoints) > 1:

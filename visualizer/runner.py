@@ -189,18 +189,20 @@ def _collector_paused():
 
 
 def rebuild(scenario, injections, position, clock_us=None, *, checkpoints=None, timeline=None,
-            record=None) -> Stepper:
+            record=None, unit_ends=None) -> Stepper:
     """The engine after ``position`` events of a run with these injections (those recorded at
     positions before ``position``), and with its clock at ``clock_us`` if that is later.
 
     It starts from the latest of ``checkpoints`` (a Checkpointer of the run whose events are
     ``timeline``) at or before ``position`` when there is one, else from the start; ``record``
-    is a Checkpointer to take checkpoints of this stepper's run as it goes (the head's)."""
+    is a Checkpointer to take checkpoints of this stepper's run as it goes (the head's).
+    ``unit_ends`` (the recorded run's ``Stepper.unit_ends``) lets the replay run the units
+    before the last one with the trace off (``Stepper.fast_forward``)."""
     cp = checkpoints.latest(position) if (checkpoints is not None and timeline is not None) else None
     if cp is None:
-        return _rebuild(scenario, injections, position, clock_us, None, timeline, record)
+        return _rebuild(scenario, injections, position, clock_us, None, timeline, record, unit_ends)
     with _collector_paused():
-        st = _rebuild(scenario, injections, position, clock_us, cp, timeline, record)
+        st = _rebuild(scenario, injections, position, clock_us, cp, timeline, record, unit_ends)
         # the restored engine's objects are all in the youngest generation (the collector was
         # off): one collection of the young generations now frees the replay's garbage and
         # moves them to the oldest, rather than the next frames' collections walking them once
@@ -210,11 +212,11 @@ def rebuild(scenario, injections, position, clock_us=None, *, checkpoints=None, 
         return st
 
 
-def _rebuild(scenario, injections, position, clock_us, cp, timeline, record) -> Stepper:
+def _rebuild(scenario, injections, position, clock_us, cp, timeline, record, unit_ends=None) -> Stepper:
     st, applied = None, 0
     if cp is not None:
         try:
-            st = Stepper.resume(scenario, cp, timeline)
+            st = Stepper.resume(scenario, cp, timeline, unit_ends)
             applied = cp.injected
         except Exception:       # noqa: BLE001 - a checkpoint that does not restore: from the start
             log.exception("session checkpoint at %s did not restore; replaying from the start", cp.position)
@@ -229,6 +231,8 @@ def _rebuild(scenario, injections, position, clock_us, cp, timeline, record) -> 
             break
         if i < applied:
             continue    # already in the checkpoint's engine
+        if timeline is not None and record is None:
+            st.fast_forward(timeline, unit_ends, inj.position)
         st.reveal_to(inj.position, inj.time_us)
         if inj.time_us > st.engine.now:
             st.advance_until(inj.time_us / US)
@@ -239,6 +243,8 @@ def _rebuild(scenario, injections, position, clock_us, cp, timeline, record) -> 
         bound = time_us_at(timeline, position - 1)
     else:
         bound = clock_us
+    if timeline is not None and record is None:
+        st.fast_forward(timeline, unit_ends, position)
     st.reveal_to(position, bound)
     if clock_us is not None and clock_us > st.engine.now and st.position == len(st.events):
         st.advance_until(clock_us / US)
@@ -463,7 +469,7 @@ class LiveSession:
         """A stepper at ``target`` (behind the head) on the recorded timeline: from the latest
         checkpoint before it, replaying the rest."""
         return rebuild(self.scenario, self.injections, target, checkpoints=self.checkpointer,
-                       timeline=self.timeline)
+                       timeline=self.timeline, unit_ends=self.head.unit_ends)
 
     def _target(self, kind: str) -> int:
         """Where one step of ``kind`` ends on the recorded timeline (behind the head)."""
@@ -497,8 +503,13 @@ class LiveSession:
         forward_clear = target > p and not any(p <= i.position < target for i in self.injections)
         cp = self.checkpointer.latest(target)
         if forward_clear and (cp is None or cp.position <= p):
-            # on from here (nearer than any checkpoint), as far as that event's time
-            self.stepper.reveal_to(target, time_us_at(self.timeline, target - 1))
+            # on from here (nearer than any checkpoint), as far as that event's time; whole
+            # units before the target's with the trace off
+            st = self.stepper
+            if target > len(st.events):
+                st.position = len(st.events)    # past the rest of this unit's events
+                st.fast_forward(self.timeline, self.head.unit_ends, target)
+            st.reveal_to(target, time_us_at(self.timeline, target - 1))
         else:
             self._show(self._shown_at(target))
 

@@ -246,11 +246,17 @@ def test_travelling_back_restores_a_checkpoint_and_shows_exactly_the_replayed_st
         taken = len(live.checkpointer.checkpoints)
     assert (taken > 5) == (checkpoints != "default checkpoints")
     seen = []
+    resume = runner.Stepper.resume
+
+    def spy(*args, **kwargs):
+        seen.append("restored")
+        return resume(*args, **kwargs)
     for target in (head - 1, head // 2, 7, head - 30, 1, head // 3):
-        control(session.pk, "jump", position=target)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(runner.Stepper, "resume", spy)
+            control(session.pk, "jump", position=target)
         with runner.open_live(session.pk) as live:
             assert live.revealed() == events[:target]
-            seen.append(type(live.stepper.events).__name__)
         assert snapshot(session.pk) == after_restart(session.pk)
         frame = runner.render_frame(session.pk)
         with pytest.MonkeyPatch.context() as mp:        # the page from a replay from the start
@@ -258,7 +264,7 @@ def test_travelling_back_restores_a_checkpoint_and_shows_exactly_the_replayed_st
             runner.reset()
             assert runner.render_frame(session.pk) == frame
         runner.reset()
-    assert ("ForkedLog" in seen) == (checkpoints != "default checkpoints")
+    assert ("restored" in seen) == (checkpoints != "default checkpoints")
     # a cluster event injected behind the head: the new head goes on from the restored engine
     control(session.pk, "jump", position=head // 2)
     control(session.pk, "inject", form="node-add", name="branch", cpu="4", memory="8Gi", pods="110")
