@@ -301,14 +301,50 @@
     cell.title = cell.getAttribute("data-n") + ": " + (overview ? overview.getAttribute("data-colour") : "") +
       " " + LEVELS[level] + " requested" + (notes.length ? " · " + notes.join(", ") : "") + " (click for its card)";
   });
+  // The names the injection, log-filter and node-search fields offer are not in the frames
+  // (10,000 pods and 5,000 nodes are half a megabyte): the targets panel names their version,
+  // and focusing such a field fetches them (visualizer.views._targets) once per version.
+  var targetsAsked = null;
+  function loadTargets() {
+    var panel = document.getElementById("panel-targets");
+    var version = panel && panel.getAttribute("data-targets");
+    // a panel swapped in by a frame (even of the same version) has empty datalists again
+    if (!version || panel.getAttribute("data-loaded") === version || version === targetsAsked) { return; }
+    targetsAsked = version;
+    var base = window.location.pathname.replace(/\/?$/, "/");
+    fetch(base + "targets/?v=" + encodeURIComponent(version), {credentials: "same-origin"})
+      .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
+      .then(function (html) {
+        var current = document.getElementById("panel-targets");
+        if (!current || current.getAttribute("data-targets") !== version) { return; }  // moved on
+        var template = document.createElement("template");
+        template.innerHTML = html;
+        ["pod-keys", "node-names"].forEach(function (id) {
+          var fresh = template.content.getElementById(id), old = document.getElementById(id);
+          if (fresh && old) { old.replaceWith(fresh); }
+        });
+        current.setAttribute("data-loaded", version);
+      })
+      .catch(function () {})
+      .then(function () { if (targetsAsked === version) { targetsAsked = null; } });
+  }
+  function offersTargets(el) {
+    var list = el && el.getAttribute && el.getAttribute("list");
+    return list === "pod-keys" || list === "node-names";
+  }
+  document.addEventListener("focusin", function (ev) { if (offersTargets(ev.target)) { loadTargets(); } });
+
   // typing a node's whole name in "find node" selects it
   var find = session.querySelector("[data-node-find]");
   if (find) {
     find.addEventListener("change", function () {
       var name = find.value.trim();
+      if (!name) { return; }
+      // the node's cell in the overview, or its card; else the names fetched for the field
+      var quoted = '"' + (window.CSS && CSS.escape ? CSS.escape(name) : name.replace(/["\\]/g, "\\$&")) + '"';
       var options = document.getElementById("node-names");
-      if (!options || !name) { return; }
-      var exact = Array.prototype.some.call(options.options, function (o) { return o.value === name; });
+      var exact = !!session.querySelector("[data-n=" + quoted + "], [data-node=" + quoted + "]") ||
+        (!!options && Array.prototype.some.call(options.options, function (o) { return o.value === name; }));
       var input = nodeForm.querySelector("[data-node-selected]");
       if (exact && input) { input.value = name; }
     }, true);
@@ -326,7 +362,10 @@
     shownSelection = name;
   }
 
-  function afterFrame() { readOnly(); scrollLog(); showSelection(); }
+  function afterFrame() {
+    readOnly(); scrollLog(); showSelection();
+    if (offersTargets(document.activeElement)) { loadTargets(); }   // a new version while typing
+  }
 
   session.addEventListener("htmx:wsOpen", function () {
     connection("open", "● live");

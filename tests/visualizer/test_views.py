@@ -1,4 +1,5 @@
 """The scenario library page and the health check."""
+import json
 import textwrap
 
 import pytest
@@ -386,3 +387,39 @@ def test_the_presenter_page_shows_a_qr_code_of_the_follower_link(client, session
                                                                title="QR code of the follower link")
     assert qr == expected   # the follower link, encoded, and nothing else
     assert 'class="segno"' in qr and "<script" not in qr
+
+
+def test_the_names_the_fields_offer_are_fetched_not_pushed_in_frames(client, session):
+    """The targets panel carries a version only; /s|w/<token>/targets/ gives the datalists of
+    the pods and nodes there are at the moment shown, for presenters and followers alike."""
+    import re
+    from visualizer import presenters, runner
+    runner.control(session.pk, {"action": "run-until", "until": "1"})
+    with runner.open_live(session.pk) as live:
+        panels = dict(presenters.render_panels(live))
+        pods = sorted(live.stepper.state()["pods"])
+        nodes = sorted(live.stepper.engine.nodes)
+    panel = panels["panel-targets"]
+    assert "<option" not in panel and len(panel) < 400
+    version = re.search(r'data-targets="([0-9a-f]+)"', panel).group(1)
+    for url in (f"/s/{session.presenter_token}/targets/", f"/w/{session.follower_token}/targets/"):
+        response = client.get(url, {"v": version})
+        assert response.status_code == 200 and response["X-Targets-Version"] == version
+        html = response.content.decode()
+        assert re.findall(r'<datalist id="pod-keys">(.*?)</datalist>', html) == [
+            "".join(f'<option value="{k}"></option>' for k in pods)]
+        assert re.findall(r'<datalist id="node-names">(.*?)</datalist>', html) == [
+            "".join(f'<option value="{n}"></option>' for n in nodes)]
+        assert pods and nodes
+    # a stale version: the names as they are now, with their version
+    response = client.get(f"/s/{session.presenter_token}/targets/", {"v": "0123"})
+    assert response["X-Targets-Version"] == version
+    # the version follows the names: a pod more, another version
+    runner.control(session.pk, {"action": "inject", "form": "yaml", "verb": "create", "manifest": json.dumps(
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "late", "namespace": "default"},
+         "spec": {"containers": [{"name": "c", "image": "pause"}]}})})
+    with runner.open_live(session.pk) as live:
+        later = dict(presenters.render_panels(live))["panel-targets"]
+    assert re.search(r'data-targets="([0-9a-f]+)"', later).group(1) != version
+    assert "default/late" in client.get(f"/w/{session.follower_token}/targets/").content.decode()
+    assert client.get("/s/nope/targets/").status_code == 404

@@ -76,10 +76,15 @@ def test_the_page_at_5000_nodes(server, page, browser, tmp_path, session_page):
     assert page.locator("[data-filter-node].row--pass").count() == 0
     assert rows.first.locator('[data-plugin="TaintToleration"]').get_attribute("data-code") == "UnschedulableAndUnresolvable"
 
+    # the names the search and injection fields offer are not in the frames: focusing such a
+    # field fetches them
+    assert page.locator("#node-names option").count() == 0 and page.locator("#pod-keys option").count() == 0
     # find a node by name: it is outlined in the overview and its card opens
     # (part of a name lists the matches; a whole name selects the node)
     page.locator("[data-node-find]").fill("n432")
     page.locator("[data-node-find]").press("Enter")
+    expect(page.locator("#node-names option")).to_have_count(NODES)
+    expect(page.locator("#pod-keys option")).to_have_count(PODS)
     expect(page.locator("[data-node-matches]")).to_have_text("10")
     expect(heat.locator('i[data-n="n4321"]')).to_have_class("h0 m")
     expect(heat.locator("i.m")).to_have_count(10)
