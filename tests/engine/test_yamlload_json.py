@@ -132,3 +132,32 @@ def test_a_character_yaml_does_not_allow_is_a_clear_error_with_its_place(text):
     with pytest.raises(ScenarioError) as e:
         Scenario.from_text(text, "x.yaml")
     assert "is not allowed" in str(e.value) and "x.yaml" in str(e.value)
+
+
+@pytest.mark.parametrize("text, bounds", [
+    ('{"a": ' + "[" * 101 + "1" + "]" * 101 + ', "a": 1}', {}),        # a repeated key hides a deep value
+    ('{"a": [1, 2, 3, 4, 5, 6], "a": 1}', {"max_nodes": 5}),           # ... or nodes
+    ('{"' + "k" * 1100 + '": 1}', {}),                                  # PyYAML refuses such keys:
+    ('{"a"\n: 1}', {}),                                                 # the ":" on another line,
+    ('{"a"' + " " * 1030 + ': 1}', {}),                                # or 1,024 characters away
+    ('{"' + "k" * 101 + '": 1}', {}),                                   # a long key: the YAML way
+    ('{"a": 1, "b": {"a": 2, "a": 3}}', {}),
+])
+def test_what_json_cannot_tell_goes_the_yaml_way(text, bounds):
+    """Found by a review: a repeated key (json keeps one value, the YAML loader counts both
+    against its bounds) and keys PyYAML refuses went the json way."""
+    max_nodes = bounds.get("max_nodes", yamlload.MAX_NODES)
+    assert _json_data(text, max_nodes, yamlload.MAX_DEPTH) is None
+    slow = _yaml(text) if not bounds else (lambda: _yaml_bounded(text, max_nodes))()
+    if slow is YAMLLoadError:
+        with pytest.raises(YAMLLoadError):
+            load_data(text, max_nodes=max_nodes)
+    else:
+        assert _same(load_data(text, max_nodes=max_nodes), slow)
+
+
+def _yaml_bounded(text, max_nodes):
+    try:
+        return load(text, max_nodes=max_nodes)[0]
+    except YAMLLoadError:
+        return YAMLLoadError
