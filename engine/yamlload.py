@@ -228,7 +228,8 @@ def _mapping(pairs):
 def _json_data(text: str, max_nodes: int, max_depth: int):
     """The data of a JSON document as PyYAML's safe loader builds it, within the bounds
     ``load`` enforces (nodes, depth), read with the json module (about 50 times faster than
-    PyYAML: a 5,000-node, 10,000-pod scenario of 3.3 MB in 0.1 s instead of 5 s); None when
+    PyYAML: a 5,000-node, 10,000-pod scenario of 3.3 MB in 0.1 s instead of 5 s, the scenario
+    itself then built in 0.4 s); None when
     the text is not such JSON (the caller then reads it as YAML)."""
     if _LIBYAML_DIFFERS.search(text) or _JSON_DIFFERS.search(text) or _FAR_COLON.search(text):
         return None
