@@ -34,7 +34,12 @@ from visualizer import metrics, presenters, runner
 
 log = logging.getLogger(__name__)
 
-CHECKPOINT_DELAY_SECONDS = 0.05   # after a step's frame is sent, before its due checkpoint
+# A checkpoint a step leaves due is taken once the presenter has not sent a control for this
+# long after its frame (taking one costs 0.1-0.3 s at 5,000 nodes: a click meanwhile would wait
+# for it), or after the short delay once it has been put off for CHECKPOINT_MAX_WAIT_SECONDS.
+CHECKPOINT_IDLE_SECONDS = 0.4
+CHECKPOINT_DELAY_SECONDS = 0.05
+CHECKPOINT_MAX_WAIT_SECONDS = 2.0
 
 VIEW_ACTIONS = {"filter", "view"}
 CONTROL_ACTIONS = {"step-event", "step-point", "step-cycle", "back", "jump", "run-until", "inject",
@@ -103,6 +108,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
         self.pending = asyncio.Queue(maxsize=MAX_PENDING_CONTROLS)
         self.worker = None
         self.cancel_run = False   # set by pause: a run-until in progress stops at its next slice
+        self.checkpoint_timer = None        # a due checkpoint's (checkpoint_soon)
+        self.checkpoint_due_since = None
         token = self.scope["url_route"]["kwargs"]["token"]
         self.session_id = await _sync(runner.session_for_token)(token, self.role)
         if self.session_id is None:
@@ -225,16 +232,28 @@ class SessionConsumer(AsyncWebsocketConsumer):
             self.checkpoint_soon()
 
     def checkpoint_soon(self) -> None:
-        """Take the checkpoint the step left due a moment after its frame went out, not before
-        (runner.take_due_checkpoint; it waits for the session's lock like any control)."""
+        """Take the checkpoint a control left due after its frame went out, not before
+        (runner.take_due_checkpoint; it waits for the session's lock like any control): once the
+        presenter has sent no control for CHECKPOINT_IDLE_SECONDS (the next control, which leaves
+        it due again, puts it off), but no later than CHECKPOINT_MAX_WAIT_SECONDS after it first
+        came due."""
         session_id = self.session_id
+        loop = asyncio.get_running_loop()
+        if self.checkpoint_due_since is None:
+            self.checkpoint_due_since = loop.time()
+        waited = loop.time() - self.checkpoint_due_since
+        delay = CHECKPOINT_DELAY_SECONDS if waited >= CHECKPOINT_MAX_WAIT_SECONDS else CHECKPOINT_IDLE_SECONDS
 
         async def take():
+            self.checkpoint_timer = None
+            self.checkpoint_due_since = None
             try:
                 await _sync(runner.take_due_checkpoint)(session_id)
             except Exception:       # noqa: BLE001 - travelling back then replays further
                 log.exception("session %s: taking a due checkpoint failed", session_id)
-        asyncio.get_running_loop().call_later(CHECKPOINT_DELAY_SECONDS, lambda: asyncio.ensure_future(take()))
+        if self.checkpoint_timer is not None:
+            self.checkpoint_timer.cancel()
+        self.checkpoint_timer = loop.call_later(delay, lambda: asyncio.ensure_future(take()))
 
     async def reload_plugins(self, action) -> tuple:
         """The presenter's Reload plugins button, and in development (settings.DEBUG) a reload

@@ -281,3 +281,37 @@ async def test_a_checkpoint_due_after_a_step_is_taken_once_its_frame_is_out(crea
         await asyncio.sleep(0.02)
     assert (taken, due) == (1, False)
     await comm.disconnect()
+
+
+async def test_a_due_checkpoint_waits_while_the_presenter_keeps_stepping(create, monkeypatch):
+    """Taking a checkpoint at 5,000 nodes costs more than a step: while clicks keep coming it
+    is put off (each step leaves it due again), and it is taken once the presenter is idle."""
+    from visualizer import consumers
+    monkeypatch.setattr(runner, "CHECKPOINT_OPTIONS", {"min_events": 1, "overhead": 0})
+    monkeypatch.setattr(consumers, "CHECKPOINT_IDLE_SECONDS", 0.5)
+    monkeypatch.setattr(consumers, "CHECKPOINT_MAX_WAIT_SECONDS", 60)
+    session = await create("preemption.yaml")
+    comm = await presenter(session)
+    await comm.receive_from()
+
+    def checkpoints():
+        with runner.open_live(session.pk) as live:
+            return len(live.checkpointer.checkpoints), live.checkpointer.due
+
+    def shown_position():
+        with runner.open_live(session.pk) as live:
+            return live.position
+    last = 0
+    for _ in range(4):
+        await comm.send_to(text_data=json.dumps({"action": "step-cycle"}))
+        await receive_until(comm, lambda m: position(m) not in (None, last))
+        last = await in_thread(shown_position)()
+        await asyncio.sleep(0.1)
+        assert await in_thread(checkpoints)() == (0, True)     # put off: clicks keep coming
+    for _ in range(60):
+        taken, due = await in_thread(checkpoints)()
+        if taken:
+            break
+        await asyncio.sleep(0.05)
+    assert (taken, due) == (1, False)
+    await comm.disconnect()
