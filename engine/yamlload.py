@@ -233,6 +233,11 @@ def _json_data(text: str, max_nodes: int, max_depth: int):
     the text is not such JSON (the caller then reads it as YAML)."""
     if _LIBYAML_DIFFERS.search(text) or _JSON_DIFFERS.search(text) or _FAR_COLON.search(text):
         return None
+    # at most this many nodes (the collections; an array's items and an object's keys, one more
+    # than its commas; an object's values, one per colon): beyond the bound, the YAML loader
+    # refuses it while reading, before building anything, where json would build it all first
+    if 2 * (text.count("[") + text.count("{")) + text.count(",") + text.count(":") > max_nodes:
+        return None
     try:
         data = json.loads(text, parse_float=_yaml_float, parse_constant=_not_yaml, object_pairs_hook=_mapping)
     except (ValueError, RecursionError):

@@ -116,9 +116,12 @@ def test_the_bounds_are_the_yaml_loaders():
     with pytest.raises(YAMLLoadError):
         load(doc, max_nodes=20)
     lst = json.dumps([[1, 2], [3]])                               # 6 nodes
-    assert _json_data(lst, 6, 100) is not None and _json_data(lst, 5, 100) is None
+    assert _json_data(lst, 8, 100) is not None and _json_data(lst, 5, 100) is None
+    assert load_data(lst, max_nodes=6) == [[1, 2], [3]]             # near the bound: the YAML way
     with pytest.raises(YAMLLoadError):
         load(lst, max_nodes=5)
+    with pytest.raises(YAMLLoadError):
+        load_data(lst, max_nodes=5)
 
 
 @pytest.mark.parametrize("text", ['["\x7f"]', 'kind: Scenario\nmetadata: {name: "a\x9f"}\n', '{"a": "\ufffe"}'])
@@ -161,3 +164,16 @@ def _yaml_bounded(text, max_nodes):
         return load(text, max_nodes=max_nodes)[0]
     except YAMLLoadError:
         return YAMLLoadError
+
+
+def test_a_document_that_may_be_over_the_node_bound_is_not_built_by_json(monkeypatch):
+    """json builds a whole document before its nodes can be counted; one whose text may hold
+    more nodes than the bound goes the YAML way, which refuses it while reading."""
+    built = []
+    real = json.loads
+    monkeypatch.setattr(yamlload.json, "loads", lambda *a, **k: built.append(1) or real(*a, **k))
+    text = "[" + ",".join(["{}"] * 3000) + "]"
+    with pytest.raises(YAMLLoadError) as e:
+        load_data(text, max_nodes=2000)
+    assert "too large" in e.value.problem and not built
+    assert load_data(text, max_nodes=10_000) == [{}] * 3000 and built
