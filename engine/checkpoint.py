@@ -203,7 +203,7 @@ class Checkpointer:
         except CheckpointError as e:
             self.failed = str(e)
             return False
-        ends = getattr(st, "unit_ends", None)
+        ends = st.unit_ends
         cp = dataclasses.replace(cp, units=len(ends) if ends is not None else None)
         self.checkpoints.append(cp)
         self._work, self._last_cost, self._last_position = 0.0, cp.seconds, pos

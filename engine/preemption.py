@@ -311,14 +311,10 @@ class TableVictims:
         self.vc = vc
         t = rf.table
         self.row = t.row
-        # after removing every potential victim: without (0) and with (1) the nominated pods
-        c0 = t.num_pods - vc.cnt
-        cpu0 = t.req_cpu - vc.sum_cpu
-        mem0 = t.req_mem - vc.sum_mem
-        eph0 = t.req_eph - vc.sum_eph
-        c1, cpu1, mem1, eph1 = c0 + rf.nom_cnt, cpu0 + rf.nom_cpu, mem0 + rf.nom_mem, eph0 + rf.nom_eph
+        # each node after removing every potential victim: pod count, cpu, memory, eph. requested
+        node = (t.num_pods - vc.cnt, t.req_cpu - vc.sum_cpu, t.req_mem - vc.sum_mem, t.req_eph - vc.sum_eph)
         # Fit's codes where the preemptor does not fit even without the victims
-        self.codes = rf.codes_with_nominated(c0, cpu0, mem0, eph0)
+        self.codes = rf.codes_with_nominated(*node)
         fits = (self.codes == 0) & (vc.cnt > 0)
         self.fits = fits
         victim = np.zeros((len(t.node_infos), vc.k), dtype=bool)
@@ -326,18 +322,10 @@ class TableVictims:
             trying = fits & (vc.cnt > k)
             if not trying.any():
                 break
-            vcpu, vmem, veph = vc.cpu[:, k], vc.mem[:, k], vc.eph[:, k]
-            ok = ~(rf.fails(c1 + 1, cpu1 + vcpu, mem1 + vmem, eph1 + veph)
-                   | rf.fails(c0 + 1, cpu0 + vcpu, mem0 + vmem, eph0 + veph))
+            back = tuple(a + b for a, b in zip(node, (1, vc.cpu[:, k], vc.mem[:, k], vc.eph[:, k])))
+            ok = ~rf.fails_with_nominated(*back)
             keep = trying & ok
-            c0 = c0 + keep
-            c1 = c1 + keep
-            cpu0 = np.where(keep, cpu0 + vcpu, cpu0)
-            cpu1 = np.where(keep, cpu1 + vcpu, cpu1)
-            mem0 = np.where(keep, mem0 + vmem, mem0)
-            mem1 = np.where(keep, mem1 + vmem, mem1)
-            eph0 = np.where(keep, eph0 + veph, eph0)
-            eph1 = np.where(keep, eph1 + veph, eph1)
+            node = tuple(np.where(keep, b, a) for a, b in zip(node, back))
             victim[:, k] = trying & ~ok
         self.victim = victim
         per_node = (vc.bad | rf.node_only) if rf.node_only is not None else vc.bad
@@ -346,11 +334,14 @@ class TableVictims:
     def _outcome(self, i: int):
         """Row i's (victims, 0, status), the row evaluated on the table."""
         if self.fits[i]:
-            pods = self.vc.pods[i]
-            return [p for p, v in zip(pods, self.victim[i].tolist()) if v], 0, Status(Code.Success)
+            return self._victims(i), 0, Status(Code.Success)
         if self.vc.cnt[i] == 0:
             return None, 0, Status(Code.UnschedulableAndUnresolvable, [NO_VICTIMS])
         return None, 0, self.rf.statuses((int(self.codes[i]),))[0]
+
+    def _victims(self, i: int) -> list:
+        """Row i's victims, in reprieve order (those put back that did not fit)."""
+        return [p for p, v in zip(self.vc.pods[i], self.victim[i].tolist()) if v]
 
     def select(self, ni):
         i = self.row[ni.name]
@@ -378,11 +369,8 @@ class TableVictims:
         if num_candidates > 0:      # with none to find, none is kept and every node examined
             if num_candidates <= len(at):
                 end = int(at[num_candidates - 1]) + 1
-            vc_pods = self.vc.pods
             for j in at[at < end].tolist():
-                i = int(rows[j])
-                victims = [p for p, v in zip(vc_pods[i], self.victim[i].tolist()) if v]
-                candidates.append(Candidate(potential[j].name, victims, 0))
+                candidates.append(Candidate(potential[j].name, self._victims(int(rows[j])), 0))
         statuses = {}
         errs = []
         others = np.flatnonzero(~cand[:end])

@@ -25,6 +25,7 @@ import numpy as np
 
 from .framework.interface import Code, Status
 from .nodetable import LIMIT
+from .preemption import sort_more_important
 
 
 # the node count from which cycles use the table this way (tests set it out of reach to compare)
@@ -136,37 +137,47 @@ class ResourceFilter:
             setattr(self, attr, col)
         return True
 
-    def fails(self, count, cpu, mem, eph):
-        """fits_request's "some resource is short" for nodes holding ``count`` pods that request
-        ``cpu``/``mem``/``eph`` (arrays over the table's rows, or broadcastable)."""
+    def _short(self, count, cpu, mem, eph, rows=None):
+        """fits_request's comparisons for nodes holding ``count`` pods that request ``cpu`` /
+        ``mem`` / ``eph`` (arrays over the table's rows, or over ``rows``, an index array, when
+        given): (bit, bool array of the nodes short of it) for each resource it checks, in its
+        order (the bits of ``REASONS``)."""
         s = self.s
         t = self.table
-        f = count + 1 > t.alloc_pods
-        if s.empty:
-            return f
-        if s.cpu > 0:
-            f = f | (s.cpu > t.alloc_cpu - cpu)
-        if s.memory > 0:
-            f = f | (s.memory > t.alloc_mem - mem)
-        if s.ephemeral_storage > 0:
-            f = f | (s.ephemeral_storage > t.alloc_eph - eph)
+        col = (lambda c: c) if rows is None else (lambda c: c[rows])
+        out = [(0, count + 1 > col(t.alloc_pods))]
+        if not s.empty:
+            if s.cpu > 0:
+                out.append((1, s.cpu > col(t.alloc_cpu) - cpu))
+            if s.memory > 0:
+                out.append((2, s.memory > col(t.alloc_mem) - mem))
+            if s.ephemeral_storage > 0:
+                out.append((3, s.ephemeral_storage > col(t.alloc_eph) - eph))
+        return out
+
+    def fails(self, count, cpu, mem, eph):
+        """fits_request's "some resource is short" (see ``_short``), as a bool array."""
+        short = self._short(count, cpu, mem, eph)
+        f = short[0][1]
+        for _bit, m in short[1:]:
+            f = f | m
         return f
 
+    def fails_with_nominated(self, count, cpu, mem, eph):
+        """run_filter_plugins_with_nominated_pods' "fails": with the nominated pods added or
+        without them."""
+        f = self.fails(count, cpu, mem, eph)
+        if self.has_nom is None:
+            return f
+        return f | self.fails(count + self.nom_cnt, cpu + self.nom_cpu, mem + self.nom_mem, eph + self.nom_eph)
+
     def codes(self, count, cpu, mem, eph, rows=None):
-        """What fits_request finds short, as bits (``REASONS``): 0 where the pod fits. The
-        arrays are over the table's rows, or over ``rows`` (an index array) when given."""
-        s = self.s
-        t = self.table
-        alloc = (lambda col: col) if rows is None else (lambda col: col[rows])
-        c = (count + 1 > alloc(t.alloc_pods)).astype(np.int8)
-        if s.empty:
-            return c
-        if s.cpu > 0:
-            c |= (s.cpu > alloc(t.alloc_cpu) - cpu).astype(np.int8) << 1
-        if s.memory > 0:
-            c |= (s.memory > alloc(t.alloc_mem) - mem).astype(np.int8) << 2
-        if s.ephemeral_storage > 0:
-            c |= (s.ephemeral_storage > alloc(t.alloc_eph) - eph).astype(np.int8) << 3
+        """What fits_request finds short (see ``_short``), as bits (``REASONS``): 0 where the
+        pod fits."""
+        c = None
+        for bit, m in self._short(count, cpu, mem, eph, rows):
+            b = m.astype(np.int8) << bit if bit else m.astype(np.int8)
+            c = b if c is None else (c | b)
         return c
 
     def codes_with_nominated(self, count, cpu, mem, eph, rows=None):
@@ -196,11 +207,7 @@ class ResourceFilter:
         """The rows whose run_filter_plugins_with_nominated_pods fails where no node-only plugin
         might reject the node (a bool array)."""
         t = self.table
-        f = self.fails(t.num_pods, t.req_cpu, t.req_mem, t.req_eph)
-        if self.has_nom is not None:
-            f = f | self.fails(t.num_pods + self.nom_cnt, t.req_cpu + self.nom_cpu,
-                               t.req_mem + self.nom_mem, t.req_eph + self.nom_eph)
-        return f
+        return self.fails_with_nominated(t.num_pods, t.req_cpu, t.req_mem, t.req_eph)
 
     def filter_codes(self, rows):
         """Fit's ``codes`` (see ``statuses``) for those rows (an index array) in the Filter."""
@@ -253,13 +260,12 @@ class VictimColumns:
 
     def _row(self, ni):
         prio = self.priority
-        now = self.now
         vs = [p for p in ni.pods if p.priority < prio]
         timed = False
         if len(vs) > 1:
             with_start = sum(1 for p in vs if p.start_time is not None)
             timed = 0 < with_start < len(vs)
-            vs.sort(key=lambda p: (-p.priority, p.start_time if p.start_time is not None else now))
+            vs = sort_more_important(vs, self.now)
         values = []
         bad = False
         for p in vs:

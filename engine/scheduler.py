@@ -1005,9 +1005,10 @@ class Engine:
             if tr and gap:
                 passed(prev, j)
             count += gap
-            ni = nodes[(start + j) % n]
-            if rf is not None and not rf[0].node_only[(start + j) % n]:
-                code = rf[1].get((start + j) % n)
+            r = (start + j) % n
+            ni = nodes[r]
+            if rf is not None and not rf[0].node_only[r]:
+                code = rf[1].get(r)
                 status = rf[0].statuses((code,))[0] if code else None
             else:
                 status = run(state, pod, ni) if nominated_pods.get(ni.name) else check(ni)

@@ -67,7 +67,7 @@ class Stepper:
         st._unit_end = cp.position
         st.run_complete = True
         # the units of the run ``timeline`` belongs to (its ``unit_ends``), up to the checkpoint
-        units = getattr(cp, "units", None)
+        units = cp.units
         st.unit_ends = (array("q", unit_ends[:units]) if unit_ends is not None and units is not None
                         and units <= len(unit_ends) else None)
         return st

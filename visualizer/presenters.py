@@ -1136,7 +1136,7 @@ def targets(live, mom) -> dict:
         for name in nodes:
             digest.update(name.encode("utf-8", "surrogatepass") + b"\n")
         cached = live._targets = (key, digest.hexdigest(), pods, nodes)
-    return {"version": cached[1], "pods": pods, "nodes": nodes}
+    return {"version": cached[1]}
 
 
 def targets_html(live, version=None) -> tuple:

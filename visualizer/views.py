@@ -198,30 +198,6 @@ def pod_history_follower(request, token):
     return _pod_history(request, get_object_or_404(Session, follower_token=token), "follower", token)
 
 
-def _targets(request, session):
-    """The names of the session's pods and nodes at the moment shown, as the page's two
-    datalists (presenters.targets_html): asked for by the page when a field offering them is
-    focused (``?v=`` the version its last frame named)."""
-    version = request.GET.get("v")
-    try:
-        with runner.open_live(session.pk) as live:
-            version, html = presenters.targets_html(live, version if isinstance(version, str) else None)
-    except EngineError as e:
-        return HttpResponse(f"This session cannot be rebuilt here: {e}", status=503,
-                            content_type="text/plain; charset=utf-8")
-    response = HttpResponse(html, content_type="text/html; charset=utf-8")
-    response["X-Targets-Version"] = version
-    return response
-
-
-def targets_presenter(request, token):
-    return _targets(request, get_object_or_404(Session, presenter_token=token))
-
-
-def targets_follower(request, token):
-    return _targets(request, get_object_or_404(Session, follower_token=token))
-
-
 def session_presenter(request, token):
     return _session_page(request, get_object_or_404(Session, presenter_token=token), "presenter")
 
@@ -291,6 +267,23 @@ def docs_file(request, folder, filename):
 def _session_for(token, role):
     field = "presenter_token" if role == "presenter" else "follower_token"
     return get_object_or_404(Session, **{field: token})
+
+
+def session_targets(request, token, role="presenter"):
+    """The names of the session's pods and nodes at the moment shown, as the page's two
+    datalists (presenters.targets_html): asked for by the page when a field offering them is
+    focused (``?v=`` the version its last frame named)."""
+    session = _session_for(token, role)
+    version = request.GET.get("v")
+    try:
+        with runner.open_live(session.pk) as live:
+            version, html = presenters.targets_html(live, version if isinstance(version, str) else None)
+    except EngineError as e:
+        return HttpResponse(f"This session cannot be rebuilt here: {e}", status=503,
+                            content_type="text/plain; charset=utf-8")
+    response = HttpResponse(html, content_type="text/html; charset=utf-8")
+    response["X-Targets-Version"] = version
+    return response
 
 
 def session_changes(request, token, role="presenter"):
