@@ -157,7 +157,7 @@ def summarize_plugin_errors(errors) -> str:
 
 def _variation(args):
     """The Variation the --*-b flags describe, or a list of problems."""
-    import yaml
+    from . import yamlload
 
     from .compare import Variation
     var, probs = Variation(profile=args.profile_b), []
@@ -179,11 +179,12 @@ def _variation(args):
     if args.config_b:
         try:
             with open(args.config_b, encoding="utf-8") as fh:
-                data = yaml.safe_load(fh)
-        except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-            probs.append(f"--config-b {args.config_b}: {where}not valid YAML")
+                data = yamlload.load_data(fh.read(yamlload.MAX_BYTES + 1))
+        except yamlload.YAMLLoadError as e:
+            probs.append(f"--config-b {args.config_b}: {e}")
+            data = None
+        except UnicodeDecodeError:
+            probs.append(f"--config-b {args.config_b}: the file is not UTF-8 text")
             data = None
         if isinstance(data, dict) and "scheduler" in data:
             data = data["scheduler"]

@@ -318,6 +318,117 @@ def load(text: str, max_nodes=MAX_NODES, max_depth=MAX_DEPTH):
         loader.dispose()
 
 
+
+MAX_DOCUMENTS = 100_000     # documents in one stream (an import may hold one object a document)
+
+
+def _walk_bounds(data, max_nodes: int, max_depth: int) -> str | None:
+    """What is wrong with already-built data as ``_within_bounds`` counts it (nodes, depth), or
+    None; iterative, so a deep value cannot exhaust the stack."""
+    total = 0
+    stack = [(data, 0)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        v, depth = pop()
+        total += 1
+        if total > max_nodes:
+            return f"the document is too large: more than {max_nodes:,} values"
+        if depth + 1 > max_depth:
+            return f"values are nested more than {max_depth} levels deep"
+        c = v.__class__
+        if c is dict:
+            for x in v.values():
+                total += 1          # the key
+                push((x, depth + 1))
+        elif c is list:
+            for x in v:
+                push((x, depth + 1))
+    return None
+
+
+def load_documents(text: str, max_nodes=MAX_NODES, max_depth=MAX_DEPTH, max_documents=MAX_DOCUMENTS,
+                   json_first=False) -> list:
+    """Every document of a YAML stream (``---`` between documents), empty ones left out, read in
+    bounded time and memory: the one entry point for a stream from untrusted hands (an upload, a
+    paste, an import). The bounds are ``load``'s, counted over the whole stream: the text's size,
+    the nodes with aliases expanded, the nesting depth, no recursive alias, and at most
+    ``max_documents`` documents. YAMLLoadError says what is wrong and where.
+
+    With ``json_first``, a text that starts with ``{`` or ``[`` is read as JSON by the json module
+    (its meaning, not YAML's, where the two differ), after checking that its size in values cannot
+    pass ``max_nodes`` and before checking its depth; a text json cannot read goes on as YAML.
+    libyaml reads the rest when the stream is within the bounds (it composes recursively in C,
+    so an unchecked deep text would crash the process), else PyYAML's bounded loader does, which
+    stops at the first bound passed and says where."""
+    if len(text) > MAX_BYTES:
+        raise YAMLLoadError("YAML", f"the text is larger than {MAX_BYTES // (1024 * 1024)} MiB")
+    if json_first and _JSON_START.match(text):
+        if 2 * (text.count("[") + text.count("{")) + text.count(",") + text.count(":") > max_nodes:
+            raise YAMLLoadError("JSON", f"the document is too large: more than {max_nodes:,} values")
+        try:
+            data = json.loads(text)
+        except RecursionError:
+            raise YAMLLoadError("JSON", f"values are nested more than {max_depth} levels deep") from None
+        except json.JSONDecodeError as e:
+            # a "{" starts no YAML but a flow mapping, which JSON's message describes better; a
+            # "[" on several lines may be a YAML flow sequence
+            if text.lstrip()[0] == "{" or "\n" not in text.strip():
+                raise YAMLLoadError(f"line {e.lineno}, column {e.colno}", f"not valid JSON ({e.msg})") from None
+        else:
+            problem = _walk_bounds(data, max_nodes, max_depth)
+            if problem is not None:
+                raise YAMLLoadError("JSON", problem)
+            return [data] if data is not None else []
+    if _CLOADER is not None and not _LIBYAML_DIFFERS.search(text):
+        try:
+            ok = _within_bounds(text, max_nodes, max_depth)
+        except Exception:       # noqa: BLE001 - the bounded loader below says what is wrong, and where
+            ok = False
+        if ok:
+            try:
+                docs = [d for d in yaml.load_all(text, Loader=_CLOADER) if d is not None]
+            except Exception:   # noqa: BLE001 - as above
+                docs = None
+            if docs is not None:
+                if len(docs) > max_documents:
+                    raise YAMLLoadError("YAML", f"more than {max_documents:,} documents")
+                return docs
+    return _load_all_bounded(text, max_nodes, max_depth, max_documents)
+
+
+def _load_all_bounded(text, max_nodes, max_depth, max_documents) -> list:
+    try:
+        loader = BoundedSafeLoader(text, max_nodes=max_nodes, max_depth=max_depth)
+    except yaml.reader.ReaderError as e:
+        pos = e.position
+        line = text.count("\n", 0, pos) + 1
+        column = pos - text.rfind("\n", 0, pos)
+        raise YAMLLoadError(f"line {line}, column {column}",
+                            f"not valid YAML (the character #x{e.character:04x} is not allowed)") from None
+    docs = []
+    try:
+        while True:
+            try:
+                if not loader.check_node():
+                    break
+                root = loader.get_node()
+                data = loader.construct_document(root)
+            except RecursionError:   # pragma: no cover - MAX_DEPTH stops nesting long before
+                raise YAMLLoadError("YAML", "values are nested too deeply") from None
+            except yaml.reader.ReaderError as e:
+                raise YAMLLoadError("YAML", f"not valid YAML (the character #x{e.character:04x} is not allowed)") from None
+            except yaml.YAMLError as e:
+                mark = getattr(e, "problem_mark", None)
+                problem = getattr(e, "problem", None) or str(e)
+                raise YAMLLoadError(where(mark), f"not valid YAML ({problem})") from None
+            if data is not None:
+                docs.append(data)
+                if len(docs) > max_documents:
+                    raise YAMLLoadError("YAML", f"more than {max_documents:,} documents")
+        return docs
+    finally:
+        loader.dispose()
+
 # ---------------------------------------------------------------------- places → marks
 
 _TOKEN = re.compile(r"\[([^\]]*)\]|\.?([^.\[]+)")

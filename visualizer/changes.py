@@ -28,7 +28,7 @@ import json
 import os
 import threading
 
-import yaml
+from engine import yamlload
 from django.conf import settings
 from django.utils import timezone
 
@@ -44,6 +44,7 @@ MAX_COMPARE_SECONDS = 24 * 3600     # virtual seconds a comparison may cover
 MAX_COMPARE_EVENTS = 100_000        # trace events per run of a comparison (bounded memory)
 MAX_STORED_PODS = 1000              # changed pods kept in a session's reload record
 MAX_SCHEDULER_TEXT = 64 * 1024      # bytes of a pasted scheduler: section
+MAX_SCHEDULER_NODES = 20_000       # values in it, aliases expanded
 _reload_lock = threading.Lock()
 def ensure_configured_plugins() -> list:
     """Load the configured plugins (``visualizer.plugins.load_configured``: SCHEDULER_PLUGINS and
@@ -339,11 +340,10 @@ def parse_variation(data, scenario) -> cmp.Variation:
             probs.append(f"scheduler: the text is larger than {MAX_SCHEDULER_TEXT // 1024} KiB")
         else:
             try:
-                section = yaml.safe_load(text) if text.strip() else None
-            except yaml.YAMLError as e:
-                mark = getattr(e, "problem_mark", None)
-                where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-                probs.append(f"scheduler: {where}not valid YAML ({getattr(e, 'problem', None) or e})")
+                # bounded like every text from the page (yamlload): nesting, values, aliases
+                section = yamlload.load_data(text, max_nodes=MAX_SCHEDULER_NODES) if text.strip() else None
+            except yamlload.YAMLLoadError as e:
+                probs.append(f"scheduler: {e}")
                 section = None
             else:
                 if section is None:

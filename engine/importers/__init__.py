@@ -24,13 +24,13 @@ to the files they came from.
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 import yaml
 
+from .. import yamlload
 from ..errors import ScenarioError
 from ..quantity import US
 from .kube import Converter, latest_timestamp, rfc3339
@@ -56,7 +56,6 @@ class ImportResult:
     report: ImportReport
 
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)   # libyaml when present: a dump is large
 
 
 def _shares_values(doc) -> bool:
@@ -75,41 +74,22 @@ def _shares_values(doc) -> bool:
 
 
 def parse_documents(name, text, problems):
-    """The documents of one file, or None (problem recorded)."""
-    stripped = text.lstrip()
-    if not stripped:
+    """The documents of one file, or None (problem recorded). Read through the engine's one
+    bounded entry point for untrusted text (``yamlload.load_documents``: size, nesting, values
+    with aliases expanded, documents), JSON by the json module."""
+    if not text.strip():
         problems.append(f"{name}: the file is empty")
         return None
-    if stripped[0] in "{[":
-        try:
-            return [json.loads(text)]
-        except RecursionError:
-            problems.append(f"{name}: nested too deeply to be a Kubernetes object")
-            return None
-        except json.JSONDecodeError as e:
-            if stripped[0] == "{" or text.count("\n") == 0:
-                problems.append(f"{name}: line {e.lineno}, column {e.colno}: not valid JSON ({e.msg})")
-                return None
-            # a YAML flow sequence is also possible; fall through to YAML
     try:
-        docs = [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
-    except RecursionError:
-        problems.append(f"{name}: nested too deeply to be a Kubernetes object")
-        return None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "YAML"
-        problem = getattr(e, "problem", None) or str(e)
-        problems.append(f"{name}: {where}: not valid YAML or JSON ({problem})")
+        docs = yamlload.load_documents(text, max_documents=MAX_DOCUMENTS, json_first=True)
+    except yamlload.YAMLLoadError as e:
+        problems.append(f"{name}: {e}".replace(": not valid YAML (", ": not valid YAML or JSON (", 1))
         return None
     if not docs:
         problems.append(f"{name}: the file holds no document")
         return None
     if any(_shares_values(d) for d in docs):
         problems.append(f"{name}: uses YAML aliases (*name), which are not accepted in an import")
-        return None
-    if len(docs) > MAX_DOCUMENTS:
-        problems.append(f"{name}: more than {MAX_DOCUMENTS} documents")
         return None
     return docs
 

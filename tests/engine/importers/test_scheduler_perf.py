@@ -206,4 +206,4 @@ def test_bad_workloads_are_refused_in_bounded_time_and_memory():
 def test_deeply_nested_input_is_refused():
     with pytest.raises(ScenarioError) as e:
         import_files([("deep.json", "[" * 100000 + "]" * 100000)])
-    assert e.value.problems == ["deep.json: nested too deeply to be a Kubernetes object"]
+    assert e.value.problems == ["deep.json: JSON: values are nested more than 100 levels deep"]
