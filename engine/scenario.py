@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import yamlload
+from . import limits, yamlload
 from .config import SchedulerConfig, parse_scheduler_config
 from .errors import ScenarioError
 from .objects import (CustomObject, Problems, _q, custom_object_from_manifest, get_bool, get_list, get_map,
@@ -91,7 +91,7 @@ class Scenario:
         return cls.from_text(text, str(path))
 
     @classmethod
-    def from_text(cls, text: str, source: str = "<input>") -> "Scenario":
+    def from_text(cls, text: str, source: str = "<input>", max_objects: int = limits.MAX_SCENARIO_OBJECTS) -> "Scenario":
         """Parse a scenario's YAML (or JSON) text, in bounded time and memory
         (``engine.yamlload``); every schema problem names its place in the document and the
         line and column of the YAML node it is about."""
@@ -100,7 +100,7 @@ class Scenario:
         except yamlload.YAMLLoadError as e:
             raise ScenarioError([f"{e.where}: {e.problem}"], source) from None
         try:
-            return cls.from_dict(data, source)
+            return cls.from_dict(data, source, max_objects)
         except ScenarioError as e:
             # the node tree that gives each problem its line and column is read only now
             try:
@@ -113,9 +113,9 @@ class Scenario:
             raise
 
     @classmethod
-    def from_dict(cls, data, source: str = "<input>") -> "Scenario":
+    def from_dict(cls, data, source: str = "<input>", max_objects: int = limits.MAX_SCENARIO_OBJECTS) -> "Scenario":
         probs = Problems()
-        sc = _parse(data, probs)
+        sc = _parse(data, probs, max_objects)
         if probs:
             raise ScenarioError(probs.items, source)
         sc.source = source
@@ -197,7 +197,7 @@ def uses_volumes(sc) -> bool:
     return known
 
 
-def _parse(data, probs: Problems) -> Scenario:
+def _parse(data, probs: Problems, max_objects: int = limits.MAX_SCENARIO_OBJECTS) -> Scenario:
     if not isinstance(data, dict):
         probs.add("", f"the scenario must be a mapping with kind: Scenario, got {type(data).__name__}")
         return Scenario(name="invalid")
@@ -246,6 +246,14 @@ def _parse(data, probs: Problems) -> Scenario:
         else:
             sim.feature_gates[k] = v
     sc.simulation = sim
+
+    # the size of the cluster, before any object is read (engine/limits.py)
+    raw_objects, raw_actions = data.get("objects"), data.get("actions")
+    n_objects = (len(raw_objects) if isinstance(raw_objects, list) else 0) + (
+        sum(1 for a in raw_actions if isinstance(a, dict) and "create" in a) if isinstance(raw_actions, list) else 0)
+    if n_objects > max_objects:
+        probs.add("objects", limits.too_many_objects(n_objects, max_objects))
+        return sc
 
     seen = {}
     for i, m in enumerate(get_list(data, "objects", "", probs)):
