@@ -36,6 +36,10 @@ CLUSTER_SCOPED = ("Node", "PriorityClass", "PersistentVolume", "StorageClass", "
 VOLUME_PLUGIN_SOURCES = ("persistentVolumeClaim", "ephemeral", "azureDisk") + RESTRICTED_SOURCES
 KNOWN_FEATURE_GATES = {"SchedulerQueueingHints": False}
 DEFAULT_START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+# A problem's line and column come from the text's node tree, read again once a problem is
+# found (by PyYAML's bounded loader: about 5 s and 50 MB a MiB); above this size a problem
+# names its place (objects[3].spec...) only.
+LOCATE_MAX_BYTES = 1024 * 1024
 
 
 @dataclass
@@ -102,6 +106,8 @@ class Scenario:
         try:
             return cls.from_dict(data, source, max_objects)
         except ScenarioError as e:
+            if len(text) > LOCATE_MAX_BYTES:
+                raise       # the places name the fields; a node tree of this text would cost more
             # the node tree that gives each problem its line and column is read only now
             try:
                 _data, root = yamlload.load(text)

@@ -89,3 +89,18 @@ class TooLargeRequestAsFormError:
                 from visualizer import views
                 return views.request_too_large(request, length)
         return self.get_response(request)
+
+
+class ContentSecurityPolicy:
+    """Sets ``settings.CONTENT_SECURITY_POLICY`` on every response that has none (defence in
+    depth: a script injected through some future bug could not load or send anything)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        policy = settings.CONTENT_SECURITY_POLICY
+        if policy and "Content-Security-Policy" not in response:
+            response["Content-Security-Policy"] = policy
+        return response

@@ -80,6 +80,10 @@ MAX_INJECTIONS_BYTES = 4 * 1024 * 1024  # all of a session's injected manifests,
 # Estimated memory of one kept trace event (the event dict, its strings and the list slot),
 # measured with tracemalloc on the lessons: see tests/visualizer/test_limits.py.
 EVENT_BYTES = 1000
+# Estimated memory of one cluster object of a live session: the parsed scenario's copy and the
+# engine's (about 5 KB together, measured with tracemalloc at 5,000 nodes and 10,000 pods:
+# docs/limits.md), and a second engine's while one is preloaded or shown behind the head.
+CLUSTER_OBJECT_BYTES = 8 * 1024
 # Checkpointer options for sessions (engine/checkpoint.py); tests take one at every unit
 CHECKPOINT_OPTIONS: dict = {}
 
@@ -271,24 +275,21 @@ def parsed_scenario(text: str, source: str) -> Scenario:
 
 
 def validate_scenario(text: str, source: str = "<input>") -> Scenario:
-    """Parse and check a scenario, including building its scheduler; ScenarioError lists
+    """Parse and check a scenario, including building its scheduler (``engine.sandbox.validate``),
+    within the server's object limit (``settings.SESSION_MAX_OBJECTS``); ScenarioError lists
     every problem found."""
-    if not isinstance(text, str) or not text.strip():
-        raise ScenarioError(["the scenario is empty: paste or upload a scenario YAML"], source)
-    scenario = Scenario.from_text(text, source)
-    try:
-        Stepper(scenario)   # builds the profiles: plugin and pluginConfig problems surface here
-    except ScenarioError:
-        raise
-    except EngineError as e:
-        raise ScenarioError([str(e)], source) from None
+    from django.conf import settings
+    from engine.sandbox import validate
+    scenario = validate(text, source, int(settings.SESSION_MAX_OBJECTS))
     global _last_parsed
     _last_parsed = (_text_key(text, source), scenario)
     return scenario
 
 
 def create_session(text: str, source: str = "") -> Session:
-    """Validate a scenario and store a new session for it (nothing is stored if it is invalid)."""
+    """Validate a scenario and store a new session for it (nothing is stored if it is invalid).
+    Text from a stranger goes through ``visualizer.uploads.prepare`` (a worker process with
+    limits) first."""
     scenario = validate_scenario(text, source or "<input>")
     from visualizer.changes import plugin_code
     return Session.objects.create(
@@ -296,30 +297,18 @@ def create_session(text: str, source: str = "") -> Session:
         scenario_text=text, source=source, plugin_code=plugin_code(scenario))
 
 
-def needs_import(files) -> bool:
-    """Whether uploaded or pasted text is something to convert rather than one scenario."""
-    if len(files) != 1:
-        return True
-    from engine.importers import detect, parse_documents
-    docs = parse_documents(files[0][0], files[0][1], [])
-    if not docs:
-        return False   # unreadable: the scenario validator says why, as it always did
-    return len(docs) > 1 or detect(docs[0]) not in ("scenario", None)
-
-
-def create_imported_session(files, **options) -> Session:
-    """Convert files with the importer (the CLI's ``import``) and store a session of the
-    scenario; its description carries the import report."""
-    from engine.importers import dump_scenario, import_files
-    result = import_files(files, **options)
-    return create_session(dump_scenario(result.scenario), "")
-
-
 def export(live, what: str) -> str:
     """One export of a live session at the position it shows (see engine/export.py)."""
     from engine.export import annotated_pods, scenario_at
     from engine.importers import dump_scenario
     engine = live.stepper.engine
+    if what in ("scenario.yaml", "state.json") and not engine._loaded:
+        # before the first step the page stands before the scenario's objects are loaded (the
+        # engine's first unit): the export is of the cluster as loaded, as `export --until 0`
+        loaded = live.loaded_at_start()
+        engine = loaded.engine
+        if what == "state.json":
+            return json.dumps(loaded.state(), indent=2) + "\n"
     if what == "scenario.yaml":
         return dump_scenario(scenario_at(engine))
     if what == "state.json":
@@ -416,11 +405,19 @@ class LiveSession:
     def estimated_bytes(self) -> int:
         """The session's memory, estimated cheaply and deterministically: what the trace events
         it keeps take (the head's, and the shown engine's when that is another), as the compact
-        store counts them (EventLog.nbytes), or EVENT_BYTES per event for a plain list."""
+        store counts them (EventLog.nbytes), or EVENT_BYTES per event for a plain list, and
+        CLUSTER_OBJECT_BYTES per cluster object."""
         kept = _kept_bytes(self.timeline, retained=True) + self.checkpointer.nbytes
         if self.stepper.events is not self.timeline:
             kept += _kept_bytes(self.stepper.events)
-        return kept
+        return kept + self.cluster_objects * CLUSTER_OBJECT_BYTES
+
+    @property
+    def cluster_objects(self) -> int:
+        """The cluster objects the session's scenario and injections can make (its size)."""
+        sc = self.scenario
+        return (len(sc.objects) + sum(1 for a in sc.actions if a.verb == "create")
+                + sum(1 for i in self.injections if getattr(i, "verb", "") == "create"))
 
     def check_budget(self) -> None:
         """OverBudget if the session already uses its memory budget (then it goes no further
@@ -429,7 +426,7 @@ class LiveSession:
         budget = int(settings.SESSION_MEMORY_BUDGET_MB * 1024 * 1024)
         if self.estimated_bytes() >= budget:
             raise OverBudget(
-                [f"this session keeps {len(self.timeline):,} trace events (about "
+                [f"this session keeps {self.cluster_objects:,} cluster objects and {len(self.timeline):,} trace events (about "
                  f"{self.estimated_bytes() / 1048576:.0f} MB), its memory budget is "
                  f"{settings.SESSION_MEMORY_BUDGET_MB:g} MB (SESSION_MEMORY_BUDGET_MB); travel back to "
                  "look at what happened, or start a smaller scenario"],
@@ -440,6 +437,15 @@ class LiveSession:
     def _preload(self) -> Stepper:
         st = Stepper(self.scenario)
         moment.attach(st)
+        st._advance_unit()
+        return st
+
+    def loaded_at_start(self) -> Stepper:
+        """The scenario's engine after its first unit (its objects loaded, nothing else done):
+        the preloaded one when there is one, else a new one (for exports at position 0)."""
+        if self._preloaded is not None:
+            return self._preloaded
+        st = Stepper(self.scenario)
         st._advance_unit()
         return st
 

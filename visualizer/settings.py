@@ -21,6 +21,7 @@ With DJANGO_DEBUG=0 the server refuses to start without DJANGO_SECRET_KEY. Produ
 random characters>, DJANGO_ALLOWED_HOSTS=<your host>, DJANGO_HTTPS=1 (see README.md).
 
 """
+import ipaddress
 import os
 from pathlib import Path
 
@@ -75,6 +76,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "visualizer.middleware.ContentSecurityPolicy",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -155,6 +157,18 @@ WHITENOISE_USE_FINDERS = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 X_FRAME_OPTIONS = "DENY"
+# Content-Security-Policy of every response (visualizer.middleware.ContentSecurityPolicy): the
+# pages load scripts, styles, images and sockets from this origin only and run no inline
+# script; style attributes (bar widths) are allowed. Empty: no header.
+CONTENT_SECURITY_POLICY = os.environ.get(
+    "CONTENT_SECURITY_POLICY",
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'")
+# Who may read /metrics: comma-separated networks (CIDR), e.g. "127.0.0.0/8,10.0.0.0/8" for a
+# Prometheus inside the cluster; empty (the default): anyone who reaches the server.
+METRICS_ALLOWED_NETWORKS = [ipaddress.ip_network(n.strip(), strict=False)
+                            for n in os.environ.get("METRICS_ALLOWED_NETWORKS", "").split(",") if n.strip()]
 DEFAULT_EXCEPTION_REPORTER = "visualizer.middleware.LocalOnlyExceptionReporter"
 
 # Request sizes: a pasted scenario may be as large as an uploaded file (visualizer.views
@@ -168,3 +182,12 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 6 * 1024 * 1024
 LIVE_SESSION_IDLE_SECONDS = float(os.environ.get("LIVE_SESSION_IDLE_SECONDS", "900"))
 LIVE_SESSIONS_MAX = int(os.environ.get("LIVE_SESSIONS_MAX", "50"))
 SESSION_MEMORY_BUDGET_MB = float(os.environ.get("SESSION_MEMORY_BUDGET_MB", "1024"))
+# Cluster objects one session may hold (its objects plus those its actions create; engine
+# limits.MAX_SCENARIO_OBJECTS bounds a scenario file at 200,000): an upload or an import that
+# would make more is refused before anything is generated.
+SESSION_MAX_OBJECTS = int(os.environ.get("SESSION_MAX_OBJECTS", "20000"))
+# Every uploaded or pasted text is read, converted and checked in a worker process with these
+# limits (visualizer/uploads.py, engine/sandbox.py): past one, the form says so (HTTP 413).
+UPLOAD_WORKER_CPU_SECONDS = float(os.environ.get("UPLOAD_WORKER_CPU_SECONDS", "30"))
+UPLOAD_WORKER_MEMORY_MB = float(os.environ.get("UPLOAD_WORKER_MEMORY_MB", "1024"))
+UPLOAD_WORKER_TIMEOUT_SECONDS = float(os.environ.get("UPLOAD_WORKER_TIMEOUT_SECONDS", "60"))

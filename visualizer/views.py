@@ -18,7 +18,7 @@ import segno
 
 from engine import Scenario, ScenarioError
 from engine.errors import EngineError
-from visualizer import history, markdown, metrics, plugins, presenters, runner
+from visualizer import history, markdown, metrics, plugins, presenters, runner, uploads
 from visualizer.models import Session
 from visualizer.scenarios import find_entry, list_scenarios
 
@@ -28,6 +28,7 @@ EVENT_TYPES = ("Action", "ActionSkipped", "BindFailed", "Bound", "CycleEnd", "Cy
                "PreemptionIneligible", "PreemptionNodeResult", "PreemptionPick", "QueueTransition",
                "ReprieveFits", "ReprieveStart", "ReprieveStep")
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
+MAX_ECHO_CHARS = 64 * 1024          # a rejected text is shown again in the form up to this size
 
 
 def library(request, problems=(), pasted="", status=200):
@@ -56,11 +57,11 @@ def start_session(request):
         files = None
     elif request.FILES.getlist("scenario_file"):
         files = []
-        uploads = request.FILES.getlist("scenario_file")
-        if sum(u.size for u in uploads) > MAX_UPLOAD_BYTES:
-            return library(request, [f"{', '.join(u.name for u in uploads)}: larger than "
-                                     f"{MAX_UPLOAD_BYTES // 1048576} MiB"], status=400)
-        for upload in uploads:
+        uploaded = request.FILES.getlist("scenario_file")
+        if sum(u.size for u in uploaded) > MAX_UPLOAD_BYTES:
+            return library(request, [f"{', '.join(u.name for u in uploaded)}: larger than "
+                                     f"{MAX_UPLOAD_BYTES // 1048576} MiB"], status=413)
+        for upload in uploaded:
             try:
                 files.append((upload.name, upload.read().decode("utf-8")))
             except UnicodeDecodeError:
@@ -71,14 +72,21 @@ def start_session(request):
         text = pasted = request.POST.get("scenario", "")
         source = ""
         files = [("pasted text", text)]
+    # an echo of the text in the form again, only while it is small enough to edit there
+    pasted = pasted if len(pasted) <= MAX_ECHO_CHARS else ""
     try:
-        if files is not None and runner.needs_import(files):
-            session = runner.create_imported_session(files, test_case=request.POST.get("test_case") or None,
-                                                     workload=request.POST.get("workload") or None)
-        else:
-            session = runner.create_session(files[0][1] if files else text, source)
+        if files is not None:
+            # a stranger's text: read, converted and checked in a worker process with limits
+            text, imported = uploads.prepare(files, test_case=request.POST.get("test_case") or None,
+                                             workload=request.POST.get("workload") or None)
+            source = "" if imported else source
+        session = runner.create_session(text, source)
+    except uploads.LimitExceeded as e:
+        return library(request, e.problems, pasted=pasted, status=413)
     except ScenarioError as e:
         return library(request, e.problems, pasted=pasted, status=400)
+    except uploads.ClientGone:
+        return HttpResponse(status=499)
     return redirect("session-presenter", token=session.presenter_token)
 
 
@@ -210,7 +218,23 @@ def healthz(request):
     return HttpResponse("ok", content_type="text/plain")
 
 
+def _metrics_allowed(request) -> bool:
+    """Whether ``settings.METRICS_ALLOWED_NETWORKS`` (CIDRs; empty: anyone) admits the client."""
+    networks = settings.METRICS_ALLOWED_NETWORKS
+    if not networks:
+        return True
+    import ipaddress
+    try:
+        client = ipaddress.ip_address((request.META.get("REMOTE_ADDR") or "").split("%")[0])
+    except ValueError:
+        return False
+    return any(client in net for net in networks)
+
+
 def prometheus_metrics(request):
+    if not _metrics_allowed(request):
+        return HttpResponse("Forbidden: /metrics is restricted (METRICS_ALLOWED_NETWORKS)\n",
+                            content_type="text/plain", status=403)
     metrics.SESSIONS.set(Session.objects.count())
     metrics.LIVE_SESSIONS.set(runner.live_count())
     return HttpResponse(generate_latest(), content_type=CONTENT_TYPE_LATEST)

@@ -116,3 +116,30 @@ def test_deeply_nested_text_is_refused_not_a_server_error(client):
     response = client.post("/sessions/", {"scenario": "[" * 100000})
     assert response.status_code == 400 and Session.objects.count() == 0
     assert "line 1, column 101: values are nested more than 100 levels deep" in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_an_export_at_the_start_is_the_scenario_as_loaded(client):
+    """A session not yet stepped (its objects only in the preloaded engine) exports every object
+    of its scenario, and the state has its pods, as after the first step (issue 22)."""
+    text = (ROOT / "docs" / "examples" / "preemption.yaml").read_text()
+    client.post("/sessions/", {"scenario": text})
+    session = Session.objects.get()
+    client.get(f"/s/{session.presenter_token}/")            # opens it: the first unit is preloaded
+    given = yaml.safe_load(text)["objects"]
+    sc = yaml.safe_load(client.get(f"/x/{session.follower_token}/scenario.yaml").content)
+    state = json.loads(client.get(f"/x/{session.presenter_token}/state.json").content)
+    exported = {(o["kind"], o["metadata"]["name"]) for o in sc["objects"]}
+    wanted = {(o["kind"], o["metadata"]["name"]) for o in given}
+    # every object, and besides them only the system priority classes every cluster has
+    assert wanted <= exported
+    assert {n for k, n in exported - wanted} == {"system-cluster-critical", "system-node-critical"}
+    assert sorted(state["pods"]) == sorted(
+        f"default/{o['metadata']['name']}" for o in given if o["kind"] == "Pod")
+    assert state["revealed"] == 0 and state["queues"]["activeQ"] == ["default/urgent"]
+    # the same as once the first unit ran (objects loaded, nothing scheduled yet)
+    with runner.open_live(session.pk) as live:
+        assert live.position == 0
+    runner.reset()                                         # a process without the preloaded copy
+    again = yaml.safe_load(client.get(f"/x/{session.follower_token}/scenario.yaml").content)
+    assert again == sc

@@ -188,7 +188,9 @@ def _scheduling_basic(nodes, init, pods):
 
 def test_a_session_stops_at_its_memory_budget_and_others_carry_on(session, scenario_text, settings):
     other = runner.create_session(scenario_text("backoff.yaml"), "backoff.yaml")
-    budget = 30 * 250                               # about 30 of this lesson's events
+    with runner.open_live(session.pk) as live:
+        cluster = live.cluster_objects * runner.CLUSTER_OBJECT_BYTES
+    budget = cluster + 30 * 250                     # its cluster and about 30 of its events
     settings.SESSION_MEMORY_BUDGET_MB = budget / (1024 * 1024)
     sizes = []      # the estimate before each step that went through
     with pytest.raises(runner.OverBudget) as e:
@@ -217,6 +219,19 @@ def test_a_session_stops_at_its_memory_budget_and_others_carry_on(session, scena
     # the other session is not affected by this one's budget
     runner.control(other.pk, {"action": "step-event"})
     assert stored(other.pk)[0] == 1
+
+
+def test_the_budget_counts_the_cluster_a_session_holds(session, settings):
+    """A session's estimate includes its cluster objects (issue 22): one whose cluster alone
+    passes the budget goes no further forward, and says why."""
+    with runner.open_live(session.pk) as live:
+        objects = live.cluster_objects
+        assert objects == len(live.scenario.objects) + sum(a.verb == "create" for a in live.scenario.actions) > 0
+        assert live.estimated_bytes() >= objects * runner.CLUSTER_OBJECT_BYTES
+    settings.SESSION_MEMORY_BUDGET_MB = (objects * runner.CLUSTER_OBJECT_BYTES - 1) / (1024 * 1024)
+    with pytest.raises(runner.OverBudget) as e:
+        runner.control(session.pk, {"action": "run-until", "until": "10"})
+    assert e.value.problems[0].startswith(f"this session keeps {objects:,} cluster objects and ")
 
 
 def test_idle_live_sessions_are_evicted_and_rebuilt_on_the_next_visit(session, scenario_text, settings):
