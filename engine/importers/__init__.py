@@ -30,10 +30,10 @@ from pathlib import PurePosixPath
 
 import yaml
 
-from .. import yamlload
+from .. import limits, yamlload
 from ..errors import ScenarioError
 from ..quantity import US
-from .kube import Converter, latest_timestamp, rfc3339
+from .kube import Converter, check_object, latest_timestamp, makes_object, rfc3339, typed
 from .report import ImportReport
 from .schedconfig import convert_scheduler_config, profile_names
 from .schedperf import PerfConverter, looks_like_perf_config
@@ -148,13 +148,21 @@ def _kube_items_one(m, place, problems):
     if not isinstance(k, str) or not k:
         problems.append(f"{place}.kind: is required (a Kubernetes object has a kind)")
         return []
-    md = m.get("metadata")
-    if not isinstance(md, dict) or not isinstance(md.get("name"), str) or not md.get("name"):
+    n = len(problems)
+    md = typed(m, "metadata", dict, place, problems)
+    name = typed(md, "name", str, f"{place}.metadata", problems)
+    ns = typed(md, "namespace", str, f"{place}.metadata", problems)
+    if len(problems) != n:
+        return []
+    if not name:
         problems.append(f"{place}.metadata.name: is required")
         return []
     if k.endswith("List"):
         return _kube_items(m, place, problems)
-    return [(m, f"{place} ({k} {md.get('namespace') + '/' if md.get('namespace') else ''}{md['name']})")]
+    origin = f"{place} ({k} {ns + '/' if ns else ''}{name})"
+    if not check_object(m, origin, problems):
+        return []
+    return [(m, origin)]
 
 
 def _simulator_items(doc, where, problems, report):
@@ -164,7 +172,7 @@ def _simulator_items(doc, where, problems, report):
             continue
         kind = SIMULATOR_KINDS.get(key)
         if kind is None:
-            report.ignore("simulator export", key)
+            report.ignore("simulator export", str(key))
             continue
         if val is None:
             continue
@@ -188,13 +196,16 @@ def _slug(text):
 
 
 def import_files(files, fmt=None, *, test_case=None, workload=None, name=None, op_interval=US,
-                 resolve_path=None) -> ImportResult:
+                 resolve_path=None, max_objects: int = limits.MAX_SCENARIO_OBJECTS) -> ImportResult:
     """Convert ``files`` (``[(name, text)]``) into a validated scenario and its report.
 
     ``fmt`` forces every document's format (one of ``FORMATS``; a KubeSchedulerConfiguration
     is always read as one). ``test_case``/``workload`` choose in a scheduler_perf config;
     ``resolve_path(path)`` may return the text of a template the config names that is not
-    among ``files`` (the CLI reads it from disk), or None.
+    among ``files`` (the CLI reads it from disk), or None. ``max_objects`` bounds the cluster
+    objects of the scenario (objects plus the objects its actions create): a dump that holds
+    more, or a scheduler_perf workload whose counts ask for more, is refused before a single
+    object is converted or generated.
     """
     problems: list = []
     report = ImportReport()
@@ -226,7 +237,7 @@ def import_files(files, fmt=None, *, test_case=None, workload=None, name=None, o
         report.formats[where] = "scenario"
         if not isinstance(doc, dict) or doc.get("kind") != "Scenario":
             raise ScenarioError([f"{where}: kind: must be \"Scenario\" (read as a scenario)"], "import")
-        _validate(doc, lambda p: f"{where}: {p}")
+        _validate(doc, lambda p: f"{where}: {p}", max_objects)
         for kind, n in _count_kinds(doc).items():
             for _ in range(n):
                 report.keep(kind)
@@ -277,7 +288,7 @@ def import_files(files, fmt=None, *, test_case=None, workload=None, name=None, o
                     return docs[0], None
             return None, f"the template {path} was not given (add it to the files imported)"
 
-        pc = PerfConverter(doc, where, resolve, report, problems, test_case, workload, op_interval)
+        pc = PerfConverter(doc, where, resolve, report, problems, test_case, workload, op_interval, max_objects)
         if not pc.convert():
             raise ScenarioError(problems, "import")
         objects = pc.objects
@@ -310,6 +321,11 @@ def import_files(files, fmt=None, *, test_case=None, workload=None, name=None, o
                                 f"export, a scheduler_perf config, a KubeSchedulerConfiguration or a Scenario")
         if problems:
             raise ScenarioError(problems, "import")
+        # the size of the cluster, before any object is converted (engine/limits.py)
+        n_objects = sum(1 for m, _ in items if makes_object(m))
+        if n_objects > max_objects:
+            names = ", ".join(dict.fromkeys(f for f, _, _, f2 in parsed if f2 in ("kubectl", "simulator")))
+            raise ScenarioError([f"{names}: {limits.too_many_objects(n_objects, max_objects)}"], "import")
         start = latest_timestamp(m for m, _ in items)
         conv = Converter(report, profile_names(scheduler))
         objects, actions = conv.convert_all(items, start)
@@ -344,7 +360,7 @@ def import_files(files, fmt=None, *, test_case=None, workload=None, name=None, o
 
     scenario["metadata"]["description"] = (
         f"{meta['title']} by `python -m engine import`.\n\n" + report.markdown())
-    _validate(scenario, place_of)
+    _validate(scenario, place_of, max_objects)
     return ImportResult(scenario, report)
 
 
@@ -356,12 +372,12 @@ def _count_kinds(doc):
     return out
 
 
-def _validate(scenario, place_of):
+def _validate(scenario, place_of, max_objects=limits.MAX_SCENARIO_OBJECTS):
     """The scenario validator and the engine's profile checks; problems mapped to their files."""
     from ..scenario import Scenario
     from ..scheduler import Engine
     try:
-        sc = Scenario.from_dict(scenario, "import")
+        sc = Scenario.from_dict(scenario, "import", max_objects)
         Engine(sc)
     except ScenarioError as e:
         raise ScenarioError([place_of(p) for p in e.problems], "import") from None
@@ -390,12 +406,12 @@ def import_paths(paths, fmt=None, **kw) -> ImportResult:
 
     def resolve_path(rel):
         for b in bases:
-            q = b / rel
-            if q.is_file():
-                try:
+            try:
+                q = b / rel
+                if q.is_file():
                     return q.read_text(encoding="utf-8")
-                except (OSError, UnicodeDecodeError):
-                    return None
+            except (OSError, ValueError):     # a name too long, a NUL byte, not UTF-8 ...
+                return None
         return None
     return import_files(files, fmt, resolve_path=resolve_path, **kw)
 

@@ -34,9 +34,10 @@ from __future__ import annotations
 
 import copy
 import math
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 
 from ..objects import Problems, is_custom_api_version, parse_time
+from ..quantity import _q
 
 SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2000001000, "system-cluster-critical": 2000000000}
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
@@ -112,6 +113,95 @@ DROP_REASONS = {
 }
 
 
+# ---------------------------------------------------------------------------------------------
+# Typed reads of untrusted values. Every importer reads a field of a file through these, so that
+# a wrong type is a problem with its place (``dump.yaml.items[3] (Pod p).spec: "oops" is not a
+# mapping``, the scenario reader's words), never an exception.
+
+TIME = (str, date)      # an RFC 3339 text, or the timestamp YAML reads from an unquoted one
+_WHAT = {dict: "a mapping", list: "a list", str: "a string", int: "an integer", bool: "true or false",
+         TIME: "an RFC 3339 time"}
+
+
+def at(place: str, key) -> str:
+    """The place of ``key`` inside ``place`` (``key`` alone at the top)."""
+    return f"{place}.{key}" if place else str(key)
+
+
+def wrong_type(v, want) -> str | None:
+    """None if ``v`` is a ``want`` (a type of ``_WHAT``; an integer is never a boolean), else
+    the problem's text: ``5 is not a mapping``."""
+    if isinstance(v, want) and not (want is int and isinstance(v, bool)):
+        return None
+    return f"{_q(v)} is not {_WHAT[want]}"
+
+
+def typed(d, key, want, place: str, problems: list, default=None):
+    """``d[key]`` if it is a ``want``, else ``default``: absent or null silently (as the API
+    reads a null field), any other value with the problem ``<place>.<key>: <value> is not ...``
+    appended to ``problems``."""
+    v = d.get(key) if isinstance(d, dict) else None
+    if v is None:
+        return default
+    msg = wrong_type(v, want)
+    if msg is not None:
+        problems.append(f"{at(place, key)}: {msg}")
+        return default
+    return v
+
+
+def check_fields(d: dict, schema: dict, place: str, problems: list) -> None:
+    """``typed`` for every field ``schema`` names: ``{key: type}``, or ``{key: {...}}`` for a
+    mapping whose own fields are checked in turn."""
+    for key, want in schema.items():
+        if isinstance(want, dict):
+            sub = typed(d, key, dict, place, problems)
+            if sub is not None:
+                check_fields(sub, want, at(place, key), problems)
+        else:
+            typed(d, key, want, place, problems)
+
+
+# The fields Converter reads itself, and their types (the others go to the scenario validator,
+# which says what is wrong with them, the place mapped back to the file).
+READ_FIELDS = {
+    "*": {"metadata": {"namespace": str}},
+    "Pod": {"metadata": {"annotations": dict, "ownerReferences": list, "creationTimestamp": TIME,
+                         "deletionTimestamp": TIME},
+            "spec": {"nodeName": str, "priorityClassName": str, "schedulerName": str, "volumes": list},
+            "status": {}},
+    "Node": {"status": {}},
+}
+
+
+def check_object(m: dict, place: str, problems: list) -> bool:
+    """Whether the fields of ``m`` (an object with a kind and a name) that the converter reads
+    have their types; each one that has not is a problem at ``place``."""
+    before = len(problems)
+    check_fields(m, READ_FIELDS["*"], place, problems)
+    check_fields(m, READ_FIELDS.get(m.get("kind"), {}), place, problems)
+    return len(problems) == before
+
+
+def _time_text(v) -> str:
+    """An instant as RFC 3339 text (YAML reads an unquoted one as a datetime)."""
+    if isinstance(v, datetime):
+        return rfc3339(v if v.tzinfo else v.replace(tzinfo=timezone.utc))
+    if isinstance(v, date):
+        return v.isoformat()
+    return v if isinstance(v, str) else ""
+
+
+def makes_object(m: dict) -> bool:
+    """Whether the converter may keep ``m`` as a scenario object (its kind is one the scheduler
+    reads, or a custom resource): what the import counts against its object limit before
+    converting."""
+    kind = m.get("kind")
+    if kind in ("Pod", "Node", "PriorityClass", "PodDisruptionBudget") or kind in VOLUME_KEEP:
+        return True
+    return kind not in VOLUME_KINDS and is_custom_api_version(m.get("apiVersion"))
+
+
 def trim(obj, keep, kind, report, prefix=""):
     """A copy of ``obj`` with only the fields ``keep`` lists; every other field is counted in
     the report under its path (list items as ``[]``)."""
@@ -150,7 +240,8 @@ def latest_timestamp(objs) -> datetime | None:
         see(md.get("creationTimestamp"))
         st = o.get("status") if isinstance(o.get("status"), dict) else {}
         see(st.get("startTime"))
-        for c in st.get("conditions") or []:
+        conditions = st.get("conditions")
+        for c in conditions if isinstance(conditions, list) else []:
             if isinstance(c, dict):
                 see(c.get("lastTransitionTime"))
                 see(c.get("lastHeartbeatTime"))
@@ -209,7 +300,8 @@ class Converter:
         self.profiles = set(profiles)
 
     def convert_all(self, items, start: datetime | None):
-        """``items``: [(manifest, origin)] -> (objects [(manifest, origin)], actions)."""
+        """``items``: [(manifest, origin)] -> (objects [(manifest, origin)], actions). Each
+        manifest has passed ``check_object``."""
         report = self.report
         seen = {}
         pcs, pdbs, nodes, bound, pending, actions, custom = [], [], [], [], [], [], []
@@ -253,6 +345,7 @@ class Converter:
                 if r is None:
                     continue
                 out, where, delete = r
+                # check_object saw to the types of what is read here
                 refs = md.get("ownerReferences") or []
                 if any(isinstance(o, dict) and o.get("kind") == "DaemonSet" for o in refs):
                     daemonset += 1
@@ -263,7 +356,7 @@ class Converter:
                 vols = (m.get("spec") or {}).get("volumes") or []
                 if any(isinstance(v, dict) and ("persistentVolumeClaim" in v or "ephemeral" in v) for v in vols):
                     pvc_pods += 1
-                (bound if where == "bound" else pending).append((out, origin, md.get("creationTimestamp") or ""))
+                (bound if where == "bound" else pending).append((out, origin, _time_text(md.get("creationTimestamp"))))
                 if delete is not None:
                     actions.append(delete)
             elif kind not in VOLUME_KINDS and is_custom_api_version(m.get("apiVersion")) and isinstance(kind, str):
@@ -277,7 +370,7 @@ class Converter:
                        "metadata": {k: copy.deepcopy(v) for k, v in md.items()
                                     if k in ("name", "namespace", "labels", "annotations")}}
                 out.update({k: copy.deepcopy(v) for k, v in m.items() if k not in ("apiVersion", "kind", "metadata")})
-                for k in sorted(md):
+                for k in sorted(md, key=str):
                     if k not in ("name", "namespace", "labels", "annotations"):
                         report.ignore(kind, f"metadata.{k}")
                 custom.append((out, origin))

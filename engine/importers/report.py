@@ -19,16 +19,21 @@ class ImportReport:
         self.notes: list = []
 
     # -------------------------------------------------------------- recording
-    def keep(self, kind: str, detail: str | None = None) -> None:
-        self.kept[kind] += 1
-        if detail:
-            self.kept_detail[kind][detail] += 1
+    # Kinds and paths may come from the files imported: kept as text, so that the report can
+    # always sort them (a YAML key may be a number).
 
-    def drop(self, kind: str, reason: str) -> None:
-        self.dropped[kind][reason] += 1
+    def keep(self, kind: str, detail: str | None = None) -> None:
+        self.kept[str(kind)] += 1
+        if detail:
+            self.kept_detail[str(kind)][detail] += 1
+
+    def drop(self, kind: str, reason: str, count: int = 1) -> None:
+        """``count`` objects of ``kind`` left out for ``reason`` (counted, never looped over)."""
+        if count > 0:
+            self.dropped[str(kind)][reason] += count
 
     def ignore(self, kind: str, path: str) -> None:
-        self.fields_ignored[kind][path] += 1
+        self.fields_ignored[str(kind)][str(path)] += 1
 
     def note(self, text: str) -> None:
         if text not in self.notes:

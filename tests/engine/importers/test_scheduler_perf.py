@@ -188,7 +188,9 @@ def test_bad_workloads_are_refused_in_bounded_time_and_memory():
         "workloads": [{"name": "w", "params": {}}]}]
     with pytest.raises(ScenarioError) as e:
         import_files([("perf.yaml", yaml.safe_dump(cases))])
-    assert e.value.problems == ["perf.yaml: Huge.workloadTemplate[0]: makes more than 200000 objects; choose a smaller workload"]
+    assert e.value.problems == ["perf.yaml: Huge.workloadTemplate[0].count: 1,000,000,000 nodes: would make "
+                                "1,000,000,000 cluster objects; at most 200,000 are allowed (objects plus the "
+                                "objects the actions create)"]
     cases[0]["workloadTemplate"][0]["count"] = 1
     cases[0]["workloadTemplate"].append({"opcode": "sleep", "duration": "100h"})   # long, within the engine's limit
     with pytest.raises(ScenarioError) as e:
@@ -200,7 +202,10 @@ def test_bad_workloads_are_refused_in_bounded_time_and_memory():
     with pytest.raises(ScenarioError) as e:
         import_files([("perf.yaml", yaml.safe_dump(cases)),
                       ("config/churn/node-default.yaml", (DATA / "config/churn/node-default.yaml").read_text())])
-    assert e.value.problems == ["perf.yaml: Huge.workloadTemplate[1]: churns more than 200000 times; choose a shorter workload"]
+    # counted, not looped over: 360,001,000 ticks, every other one a create (one slot)
+    assert e.value.problems == ["perf.yaml: Huge.workloadTemplate[1]: a churn every 1 ms for 360001 s (up to the "
+                                "workload's last op): would make 180,000,502 cluster objects; at most 200,000 are "
+                                "allowed (objects plus the objects the actions create)"]
 
 
 def test_deeply_nested_input_is_refused():
