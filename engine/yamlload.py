@@ -278,6 +278,8 @@ def load_data(text: str, max_nodes=MAX_NODES, max_depth=MAX_DEPTH):
         try:
             if _within_bounds(text, max_nodes, max_depth):
                 return yaml.load(text, Loader=_CLOADER)
+        except MemoryError:
+            raise                   # not a problem of the text: the bounded loader would need more
         except Exception:       # noqa: BLE001 - ``load`` below says what is wrong, and where
             pass
     return load(text, max_nodes, max_depth)[0]
@@ -382,11 +384,15 @@ def load_documents(text: str, max_nodes=MAX_NODES, max_depth=MAX_DEPTH, max_docu
     if _CLOADER is not None and not _LIBYAML_DIFFERS.search(text):
         try:
             ok = _within_bounds(text, max_nodes, max_depth)
+        except MemoryError:
+            raise
         except Exception:       # noqa: BLE001 - the bounded loader below says what is wrong, and where
             ok = False
         if ok:
             try:
                 docs = [d for d in yaml.load_all(text, Loader=_CLOADER) if d is not None]
+            except MemoryError:
+                raise
             except Exception:   # noqa: BLE001 - as above
                 docs = None
             if docs is not None:

@@ -145,17 +145,21 @@ def prepare(files, *, test_case=None, workload=None, source: str = "") -> tuple:
         for t in feeders:
             t.start()
         deadline = started + lim["wall_seconds"] + 2
+        timed_out = False
         while proc.poll() is None:
             if client_gone() or _stopping.is_set():
-                _kill(proc)
-                raise ClientGone()
+                break
             if time.monotonic() > deadline:
+                timed_out = True
                 _kill(proc)
                 break
             try:
                 proc.wait(POLL_SECONDS)
             except subprocess.TimeoutExpired:
                 pass
+        if client_gone() or _stopping.is_set():
+            _kill(proc)
+            raise ClientGone()
         for t in feeders:
             t.join(5)
     finally:
@@ -179,12 +183,16 @@ def prepare(files, *, test_case=None, workload=None, source: str = "") -> tuple:
     if code == sandbox.EXIT_MEMORY or "MemoryError" in err:
         raise LimitExceeded([f"{where}: reading it needs more than {settings.UPLOAD_WORKER_MEMORY_MB:g} MiB "
                              "of memory (UPLOAD_WORKER_MEMORY_MB); upload a smaller cluster"], "upload")
-    if code in (sandbox.EXIT_CPU, -signal.SIGXCPU) or (code == -signal.SIGKILL and elapsed < lim["wall_seconds"]):
+    if code in (sandbox.EXIT_CPU, -signal.SIGXCPU):
         raise LimitExceeded([f"{where}: reading it takes more than {lim['cpu_seconds']:g} s of CPU time "
                              "(UPLOAD_WORKER_CPU_SECONDS); upload a smaller cluster"], "upload")
-    if code == sandbox.EXIT_WALL or code == -signal.SIGKILL:
+    if code == sandbox.EXIT_WALL or timed_out:
         raise LimitExceeded([f"{where}: reading it takes more than {lim['wall_seconds']:g} s "
                              "(UPLOAD_WORKER_TIMEOUT_SECONDS); upload a smaller cluster"], "upload")
+    if code == -signal.SIGKILL:     # the CPU limit's hard end, or the kernel out of memory
+        raise LimitExceeded([f"{where}: reading it was stopped: it needs more CPU time or memory than "
+                             f"allowed ({lim['cpu_seconds']:g} s, UPLOAD_WORKER_CPU_SECONDS; "
+                             f"{settings.UPLOAD_WORKER_MEMORY_MB:g} MiB, UPLOAD_WORKER_MEMORY_MB)"], "upload")
     log.error("upload worker failed (exit %s): %s", code, err[-4000:])
     raise ScenarioError([f"{where}: the file could not be read: the converter failed (exit status {code}); "
                          "this is a bug, please report it with the file"], "upload")
