@@ -9,7 +9,7 @@ throw-away SQLite database, and run on the page's own path (``runner.control`` r
 in slices, as the Run button does) until at least ``--events`` trace events are recorded.
 Then ``--jumps`` jumps to positions drawn with a seeded random generator, and as many
 "back" steps after each, are timed as the page's server does them: ``runner.control`` (the
-live session moves, the position is persisted) and then ``runner.render_frame`` (every panel
+live session moves, the position is persisted) and then ``frames.render_frame`` (every panel
 the page receives, rendered). Prints p50 / p95 / max of each, the checkpoints kept and their
 bytes, the session's estimated bytes, and the process's peak RSS after the run and at the end.
 
@@ -64,7 +64,7 @@ def main(argv=None):
     call_command("migrate", verbosity=0)
     import yaml
     import workloads
-    from visualizer import runner
+    from visualizer import frames, runner
 
     if a.no_checkpoints:
         runner.CHECKPOINT_OPTIONS = {"min_events": 10 ** 12}
@@ -105,7 +105,7 @@ def main(argv=None):
         t = time.perf_counter()
         runner.control(sid, msg)
         t1 = time.perf_counter()
-        runner.render_frame(sid)
+        frames.render_frame(sid)
         t2 = time.perf_counter()
         moved.append(t1 - t)
         moved_and_shown.append(t2 - t)

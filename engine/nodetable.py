@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-# The largest quantity the arrays hold: a sum of two stays below 2**56 and its product with
-# MaxNodeScore (100 < 2**7) below 2**63, so no int64 operation here can overflow.
-LIMIT = 2 ** 55
+from .util import LIMIT, sort_more_important
 
 _HARD_EFFECTS = ("NoSchedule", "NoExecute")
 
@@ -43,7 +41,7 @@ class NodeTable:
         self.node_infos = node_infos
         self.row = {ni.name: i for i, ni in enumerate(node_infos)}
         self._scalars: dict = {}   # resource name -> (allocatable, requested) columns
-        self._victims: dict = {}   # priority -> resourcefit.VictimColumns, the newest last
+        self._victims: dict = {}   # priority -> VictimColumns, the newest last
         # (cycle state, pod, ResourceFilter or None): the last one built, which the same cycle's
         # preemption reuses (engine.resourcefit)
         self.resource_filter = None
@@ -115,12 +113,11 @@ class NodeTable:
 
     def victims(self, priority: int, now: int):
         """The potential victims of a preemptor of ``priority`` on every node
-        (engine.resourcefit.VictimColumns), current for ``now``."""
+        (engine.VictimColumns), current for ``now``."""
         v = self._victims.pop(priority, None)
         if v is not None and not v.at(self.node_infos, now):
             v = None
         if v is None:
-            from .resourcefit import VictimColumns
             v = VictimColumns(self.node_infos, priority, now)
             while len(self._victims) >= self.VICTIM_PRIORITIES:
                 del self._victims[next(iter(self._victims))]
@@ -138,7 +135,6 @@ class NodeTable:
             fa, fr = fresh.scalar(name)
             if not (np.array_equal(a, fa) and np.array_equal(r, fr)):
                 out.append(name)
-        from .resourcefit import VictimColumns
         for prio, v in self._victims.items():
             f = VictimColumns(self.node_infos, prio, v.now)
             k = min(v.k, f.k)
@@ -151,3 +147,103 @@ class NodeTable:
             if not same:
                 out.append(f"victims of priority {prio}")
         return out
+
+
+class VictimColumns:
+    """For preemptors of priority ``priority``: each node's potential victims (its pods of lower
+    priority), in the order SelectVictimsOnNode reprieves them when no PodDisruptionBudget
+    applies (``engine.preemption.sort_more_important`` of the node's pods in order), with
+    their cpu/memory/ephemeral-storage requests as (rows x K) columns.
+
+    Kept by the node table (``NodeTable.victims``) and reread for the rows whose pods changed.
+    A row whose order would depend on the current time (some victims with a start time, some
+    without) is built for the ``now`` it was asked with and rebuilt for another. A row with a
+    request out of the table's range is marked ``bad`` (the dry run takes the per-node path
+    there).
+    """
+
+    __slots__ = ("priority", "now", "pods", "cnt", "cpu", "mem", "eph", "sum_cpu", "sum_mem",
+                 "sum_eph", "bad", "timed", "k")
+
+    def __init__(self, node_infos: list, priority: int, now: int):
+        self.priority = priority
+        self.now = now
+        n = len(node_infos)
+        self.pods = [None] * n
+        self.timed = set()      # rows whose order depends on now
+        rows = [self._row(ni) for ni in node_infos]
+        k = max((len(r[0]) for r in rows), default=0)
+        self.k = max(k, 1)
+        self.cnt = np.zeros(n, dtype=np.int64)
+        self.bad = np.zeros(n, dtype=bool)
+        for attr in ("cpu", "mem", "eph"):
+            setattr(self, attr, np.zeros((n, self.k), dtype=np.int64))
+        for attr in ("sum_cpu", "sum_mem", "sum_eph"):
+            setattr(self, attr, np.zeros(n, dtype=np.int64))
+        for i, r in enumerate(rows):
+            self._store(i, r)
+
+    def _row(self, ni):
+        prio = self.priority
+        vs = [p for p in ni.pods if p.priority < prio]
+        timed = False
+        if len(vs) > 1:
+            with_start = sum(1 for p in vs if p.start_time is not None)
+            timed = 0 < with_start < len(vs)
+            vs = sort_more_important(vs, self.now)
+        values = []
+        bad = False
+        for p in vs:
+            r = p.requests
+            v = (r.get("cpu", 0), r.get("memory", 0), r.get("ephemeral-storage", 0))
+            if not (0 <= v[0] <= LIMIT and 0 <= v[1] <= LIMIT and 0 <= v[2] <= LIMIT):
+                bad = True
+            values.append(v)
+        return vs, values, bad, timed
+
+    def _store(self, i: int, r) -> bool:
+        """Write row i; False when it has more victims than the columns hold."""
+        vs, values, bad, timed = r
+        if len(vs) > self.k:
+            return False
+        self.pods[i] = vs
+        self.cnt[i] = len(vs)
+        if timed:
+            self.timed.add(i)
+        else:
+            self.timed.discard(i)
+        self.bad[i] = bad
+        cpu, mem, eph = self.cpu[i], self.mem[i], self.eph[i]
+        cpu[:] = 0
+        mem[:] = 0
+        eph[:] = 0
+        if bad:
+            self.sum_cpu[i] = self.sum_mem[i] = self.sum_eph[i] = 0
+            return True
+        sc = sm = se = 0
+        for j, (c, m, e) in enumerate(values):
+            cpu[j] = c
+            mem[j] = m
+            eph[j] = e
+            sc += c
+            sm += m
+            se += e
+        self.sum_cpu[i] = sc
+        self.sum_mem[i] = sm
+        self.sum_eph[i] = se
+        return True
+
+    def sync(self, node_infos: list, rows) -> bool:
+        """Reread ``rows``; False when this no longer fits its columns (drop it)."""
+        for i in rows:
+            if not self._store(i, self._row(node_infos[i])):
+                return False
+        return True
+
+    def at(self, node_infos: list, now: int) -> bool:
+        """Make the rows whose order depends on the time right for ``now``."""
+        if now != self.now:
+            self.now = now
+            if self.timed:
+                return self.sync(node_infos, sorted(self.timed))
+        return True

@@ -21,10 +21,9 @@ pick is ``PreemptionPick`` with every candidate's value for every criterion.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .framework.interface import (Code, MODE_OVERRIDE, NominatingInfo, PostFilterResult, Status)
 from .framework.types import Diagnosis, FitError
+from .util import get_earliest_pod_start_time, more_important_pod, pod_start_time, sort_more_important  # noqa: F401
 
 INT32_MAX = 2**31 - 1
 
@@ -39,41 +38,6 @@ class Candidate:
         self.name = name
         self.victims = victims
         self.num_pdb_violations = num_pdb_violations
-
-
-def pod_start_time(pod, now: int) -> int:
-    """util.GetPodStartTime: status.startTime, else now."""
-    return pod.start_time if pod.start_time is not None else now
-
-
-def more_important_pod(p1, p2, now: int) -> bool:
-    """util.MoreImportantPod: higher priority, then earlier start time."""
-    if p1.priority != p2.priority:
-        return p1.priority > p2.priority
-    return pod_start_time(p1, now) < pod_start_time(p2, now)
-
-
-def sort_more_important(pods: list, now: int) -> list:
-    """A stable sort by MoreImportantPod (upstream's sort is not stable; equal pods keep the
-    node's pod order here, as SPEC §4 says)."""
-    return sorted(pods, key=lambda p: (-p.priority, pod_start_time(p, now)))
-
-
-def get_earliest_pod_start_time(victims: list, now: int):
-    """util.GetEarliestPodStartTime: the earliest start among the highest-priority victims."""
-    if not victims:
-        return None
-    earliest = pod_start_time(victims[0], now)
-    max_priority = victims[0].priority
-    for p in victims:
-        if p.priority == max_priority:
-            t = pod_start_time(p, now)
-            if t < earliest:
-                earliest = t
-        elif p.priority > max_priority:
-            max_priority = p.priority
-            earliest = pod_start_time(p, now)
-    return earliest
 
 
 def criterion_values(c: Candidate, now: int) -> dict:
@@ -195,7 +159,11 @@ class Evaluator:
         statuses = {}
         errs = []
         n = len(potential)
-        on_table = self._select_victims_on_table(pod, pdbs) if not tr.enabled else None
+        # every node at once on the node table, where the framework can (trace off; see
+        # Framework.victims_on_table); None: node by node
+        on_table = None
+        if not tr.enabled and getattr(h, "victims_on_table", None) is not None:
+            on_table = h.victims_on_table(self, pod, pdbs)
         if on_table is not None and on_table.per_node is None:
             return on_table.dry_run(potential, offset, num_candidates)
         for i in range(n):
@@ -239,23 +207,6 @@ class Evaluator:
             err = Status(Code.Error, [e.message() for e in errs])
         return non_violating + violating, statuses, err
 
-    def _select_victims_on_table(self, pod, pdbs):
-        """DefaultPreemption's SelectVictimsOnNode for every node at once (``TableVictims``)
-        when it reduces to NodeResourcesFit's arithmetic (engine.resourcefit: the cycle's
-        Filter is Fit plus node-only plugins and no PreFilter extension is active) and no
-        PodDisruptionBudget exists; None otherwise (the caller goes node by node)."""
-        from .plugins.defaultpreemption import DefaultPreemption
-        from .resourcefit import ResourceFilter
-        if pdbs or type(self.interface) is not DefaultPreemption:
-            return None
-        h = self.handle
-        snap = h.snapshot()
-        table = snap.node_table() if snap is not None else None
-        rf = ResourceFilter.for_cycle(h, self.state, pod, table)
-        if rf is None:
-            return None
-        return TableVictims(self, pod, pdbs, rf, table.victims(pod.priority, h.now()))
-
     def select_candidate(self, pod, candidates):
         h = self.handle
         now = h.now()
@@ -285,113 +236,3 @@ class Evaluator:
             h.clear_nominated_node_name(lower, reason=f"preemptor {pod.key} (priority {pod.priority}) "
                                                       f"takes node {c.name}")
         return None
-
-
-class TableVictims:
-    """DefaultPreemption's SelectVictimsOnNode (engine.plugins.defaultpreemption) evaluated for
-    every node of the node table at once, where it is NodeResourcesFit's arithmetic
-    (``Evaluator._select_victims_on_table``), as it would run on a clone of each node:
-
-    remove the pods of lower priority (none: UnschedulableAndUnresolvable, "No preemption
-    victims found for incoming pod"); check the preemptor fits, with the pods nominated to the
-    node of its priority or higher and then without (run_filter_plugins_with_nominated_pods;
-    failing: Fit's status); put the victims back one by one, most important first, each kept
-    only where the preemptor still fits both ways, else a victim. Without PDBs none violates.
-
-    ``select(node_info)`` gives one node's (victims, 0, status); the nodes a node-only plugin
-    might reject or whose requests are out of range (``per_node``) are evaluated by the
-    plugin's own select_victims_on_node on clones, as the per-node loop does.
-    """
-
-    def __init__(self, ev, pod, pdbs, rf, vc):
-        self.ev = ev
-        self.pod = pod
-        self.pdbs = pdbs
-        self.rf = rf
-        self.vc = vc
-        t = rf.table
-        self.row = t.row
-        # each node after removing every potential victim: pod count, cpu, memory, eph. requested
-        node = (t.num_pods - vc.cnt, t.req_cpu - vc.sum_cpu, t.req_mem - vc.sum_mem, t.req_eph - vc.sum_eph)
-        # Fit's codes where the preemptor does not fit even without the victims
-        self.codes = rf.codes_with_nominated(*node)
-        fits = (self.codes == 0) & (vc.cnt > 0)
-        self.fits = fits
-        victim = np.zeros((len(t.node_infos), vc.k), dtype=bool)
-        for k in range(vc.k):
-            trying = fits & (vc.cnt > k)
-            if not trying.any():
-                break
-            back = tuple(a + b for a, b in zip(node, (1, vc.cpu[:, k], vc.mem[:, k], vc.eph[:, k])))
-            ok = ~rf.fails_with_nominated(*back)
-            keep = trying & ok
-            node = tuple(np.where(keep, b, a) for a, b in zip(node, back))
-            victim[:, k] = trying & ~ok
-        self.victim = victim
-        per_node = (vc.bad | rf.node_only) if rf.node_only is not None else vc.bad
-        self.per_node = per_node if per_node.any() else None
-
-    def _outcome(self, i: int):
-        """Row i's (victims, 0, status), the row evaluated on the table."""
-        if self.fits[i]:
-            return self._victims(i), 0, Status(Code.Success)
-        if self.vc.cnt[i] == 0:
-            return None, 0, Status(Code.UnschedulableAndUnresolvable, [NO_VICTIMS])
-        return None, 0, self.rf.statuses((int(self.codes[i]),))[0]
-
-    def _victims(self, i: int) -> list:
-        """Row i's victims, in reprieve order (those put back that did not fit)."""
-        return [p for p, v in zip(self.vc.pods[i], self.victim[i].tolist()) if v]
-
-    def select(self, ni):
-        i = self.row[ni.name]
-        if self.per_node is not None and self.per_node[i]:
-            return self.ev.interface.select_victims_on_node(self.ev.state.clone(), self.pod, ni.clone(),
-                                                            self.pdbs)
-        return self._outcome(i)
-
-    def dry_run(self, potential, offset, num_candidates):
-        """Evaluator.dry_run_preemption's loop when every node is evaluated on the table (the
-        trace off; no PDBs, so every candidate violates none): the nodes from ``offset`` are
-        examined until the numCandidates-th candidate; the others examined get their status,
-        in examining order (a node whose victims were all reprieved: an Error)."""
-        n = len(potential)
-        row = self.row
-        rows = np.fromiter((row[ni.name] for ni in potential), dtype=np.int64, count=n)
-        o = offset % n
-        if o:
-            rows = np.concatenate((rows[o:], rows[:o]))
-            potential = potential[o:] + potential[:o]
-        cand = (self.fits & self.victim.any(axis=1))[rows]
-        end = n
-        at = np.flatnonzero(cand)
-        candidates = []
-        if num_candidates > 0:      # with none to find, none is kept and every node examined
-            if num_candidates <= len(at):
-                end = int(at[num_candidates - 1]) + 1
-            for j in at[at < end].tolist():
-                candidates.append(Candidate(potential[j].name, self._victims(int(rows[j])), 0))
-        statuses = {}
-        errs = []
-        others = np.flatnonzero(~cand[:end])
-        if len(others):
-            r = rows[others]
-            codes = self.codes[r]
-            names = [potential[j].name for j in others.tolist()]
-            fits = self.fits[r].tolist()
-            no_victims = (self.vc.cnt[r] == 0).tolist()
-            fit_statuses = iter(self.rf.statuses(codes[~self.fits[r] & (self.vc.cnt[r] != 0)].tolist()))
-            for name, f, nv in zip(names, fits, no_victims):
-                if f:
-                    st = Status(Code.Error, [f'expected at least one victim pod on node "{name}"'])
-                    errs.append(st)
-                elif nv:
-                    st = Status(Code.UnschedulableAndUnresolvable, [NO_VICTIMS])
-                else:
-                    st = next(fit_statuses)
-                statuses[name] = st
-        err = Status(Code.Error, [e.message() for e in errs]) if errs else None
-        return candidates, statuses, err
-
-
-NO_VICTIMS = "No preemption victims found for incoming pod"

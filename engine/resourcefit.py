@@ -24,8 +24,9 @@ from __future__ import annotations
 import numpy as np
 
 from .framework.interface import Code, Status
-from .nodetable import LIMIT
-from .preemption import sort_more_important
+from .nodetable import VictimColumns  # noqa: F401 - the dry run's columns, kept by the node table
+from .preemption import Candidate
+from .util import LIMIT
 
 
 # the node count from which cycles use the table this way (tests set it out of reach to compare)
@@ -224,101 +225,112 @@ REASONS = tuple(tuple(r for bit, r in enumerate(("Too many pods", "Insufficient 
 
 # ---------------------------------------------------------------------- preemption's dry run
 
-class VictimColumns:
-    """For preemptors of priority ``priority``: each node's potential victims (its pods of lower
-    priority), in the order SelectVictimsOnNode reprieves them when no PodDisruptionBudget
-    applies (``engine.preemption.sort_more_important`` of the node's pods in order), with
-    their cpu/memory/ephemeral-storage requests as (rows x K) columns.
 
-    Kept by the node table (``NodeTable.victims``) and reread for the rows whose pods changed.
-    A row whose order would depend on the current time (some victims with a start time, some
-    without) is built for the ``now`` it was asked with and rebuilt for another. A row with a
-    request out of the table's range is marked ``bad`` (the dry run takes the per-node path
-    there).
+class TableVictims:
+    """DefaultPreemption's SelectVictimsOnNode (engine.plugins.defaultpreemption) evaluated for
+    every node of the node table at once, where it is NodeResourcesFit's arithmetic
+    (``Framework.victims_on_table``), as it would run on a clone of each node:
+
+    remove the pods of lower priority (none: UnschedulableAndUnresolvable, "No preemption
+    victims found for incoming pod"); check the preemptor fits, with the pods nominated to the
+    node of its priority or higher and then without (run_filter_plugins_with_nominated_pods;
+    failing: Fit's status); put the victims back one by one, most important first, each kept
+    only where the preemptor still fits both ways, else a victim. Without PDBs none violates.
+
+    ``select(node_info)`` gives one node's (victims, 0, status); the nodes a node-only plugin
+    might reject or whose requests are out of range (``per_node``) are evaluated by the
+    plugin's own select_victims_on_node on clones, as the per-node loop does.
     """
 
-    __slots__ = ("priority", "now", "pods", "cnt", "cpu", "mem", "eph", "sum_cpu", "sum_mem",
-                 "sum_eph", "bad", "timed", "k")
+    def __init__(self, ev, pod, pdbs, rf, vc):
+        self.ev = ev
+        self.pod = pod
+        self.pdbs = pdbs
+        self.rf = rf
+        self.vc = vc
+        t = rf.table
+        self.row = t.row
+        # each node after removing every potential victim: pod count, cpu, memory, eph. requested
+        node = (t.num_pods - vc.cnt, t.req_cpu - vc.sum_cpu, t.req_mem - vc.sum_mem, t.req_eph - vc.sum_eph)
+        # Fit's codes where the preemptor does not fit even without the victims
+        self.codes = rf.codes_with_nominated(*node)
+        fits = (self.codes == 0) & (vc.cnt > 0)
+        self.fits = fits
+        victim = np.zeros((len(t.node_infos), vc.k), dtype=bool)
+        for k in range(vc.k):
+            trying = fits & (vc.cnt > k)
+            if not trying.any():
+                break
+            back = tuple(a + b for a, b in zip(node, (1, vc.cpu[:, k], vc.mem[:, k], vc.eph[:, k])))
+            ok = ~rf.fails_with_nominated(*back)
+            keep = trying & ok
+            node = tuple(np.where(keep, b, a) for a, b in zip(node, back))
+            victim[:, k] = trying & ~ok
+        self.victim = victim
+        per_node = (vc.bad | rf.node_only) if rf.node_only is not None else vc.bad
+        self.per_node = per_node if per_node.any() else None
 
-    def __init__(self, node_infos: list, priority: int, now: int):
-        self.priority = priority
-        self.now = now
-        n = len(node_infos)
-        self.pods = [None] * n
-        self.timed = set()      # rows whose order depends on now
-        rows = [self._row(ni) for ni in node_infos]
-        k = max((len(r[0]) for r in rows), default=0)
-        self.k = max(k, 1)
-        self.cnt = np.zeros(n, dtype=np.int64)
-        self.bad = np.zeros(n, dtype=bool)
-        for attr in ("cpu", "mem", "eph"):
-            setattr(self, attr, np.zeros((n, self.k), dtype=np.int64))
-        for attr in ("sum_cpu", "sum_mem", "sum_eph"):
-            setattr(self, attr, np.zeros(n, dtype=np.int64))
-        for i, r in enumerate(rows):
-            self._store(i, r)
+    def _outcome(self, i: int):
+        """Row i's (victims, 0, status), the row evaluated on the table."""
+        if self.fits[i]:
+            return self._victims(i), 0, Status(Code.Success)
+        if self.vc.cnt[i] == 0:
+            return None, 0, Status(Code.UnschedulableAndUnresolvable, [NO_VICTIMS])
+        return None, 0, self.rf.statuses((int(self.codes[i]),))[0]
 
-    def _row(self, ni):
-        prio = self.priority
-        vs = [p for p in ni.pods if p.priority < prio]
-        timed = False
-        if len(vs) > 1:
-            with_start = sum(1 for p in vs if p.start_time is not None)
-            timed = 0 < with_start < len(vs)
-            vs = sort_more_important(vs, self.now)
-        values = []
-        bad = False
-        for p in vs:
-            r = p.requests
-            v = (r.get("cpu", 0), r.get("memory", 0), r.get("ephemeral-storage", 0))
-            if not (0 <= v[0] <= LIMIT and 0 <= v[1] <= LIMIT and 0 <= v[2] <= LIMIT):
-                bad = True
-            values.append(v)
-        return vs, values, bad, timed
+    def _victims(self, i: int) -> list:
+        """Row i's victims, in reprieve order (those put back that did not fit)."""
+        return [p for p, v in zip(self.vc.pods[i], self.victim[i].tolist()) if v]
 
-    def _store(self, i: int, r) -> bool:
-        """Write row i; False when it has more victims than the columns hold."""
-        vs, values, bad, timed = r
-        if len(vs) > self.k:
-            return False
-        self.pods[i] = vs
-        self.cnt[i] = len(vs)
-        if timed:
-            self.timed.add(i)
-        else:
-            self.timed.discard(i)
-        self.bad[i] = bad
-        cpu, mem, eph = self.cpu[i], self.mem[i], self.eph[i]
-        cpu[:] = 0
-        mem[:] = 0
-        eph[:] = 0
-        if bad:
-            self.sum_cpu[i] = self.sum_mem[i] = self.sum_eph[i] = 0
-            return True
-        sc = sm = se = 0
-        for j, (c, m, e) in enumerate(values):
-            cpu[j] = c
-            mem[j] = m
-            eph[j] = e
-            sc += c
-            sm += m
-            se += e
-        self.sum_cpu[i] = sc
-        self.sum_mem[i] = sm
-        self.sum_eph[i] = se
-        return True
+    def select(self, ni):
+        i = self.row[ni.name]
+        if self.per_node is not None and self.per_node[i]:
+            return self.ev.interface.select_victims_on_node(self.ev.state.clone(), self.pod, ni.clone(),
+                                                            self.pdbs)
+        return self._outcome(i)
 
-    def sync(self, node_infos: list, rows) -> bool:
-        """Reread ``rows``; False when this no longer fits its columns (drop it)."""
-        for i in rows:
-            if not self._store(i, self._row(node_infos[i])):
-                return False
-        return True
+    def dry_run(self, potential, offset, num_candidates):
+        """Evaluator.dry_run_preemption's loop when every node is evaluated on the table (the
+        trace off; no PDBs, so every candidate violates none): the nodes from ``offset`` are
+        examined until the numCandidates-th candidate; the others examined get their status,
+        in examining order (a node whose victims were all reprieved: an Error)."""
+        n = len(potential)
+        row = self.row
+        rows = np.fromiter((row[ni.name] for ni in potential), dtype=np.int64, count=n)
+        o = offset % n
+        if o:
+            rows = np.concatenate((rows[o:], rows[:o]))
+            potential = potential[o:] + potential[:o]
+        cand = (self.fits & self.victim.any(axis=1))[rows]
+        end = n
+        at = np.flatnonzero(cand)
+        candidates = []
+        if num_candidates > 0:      # with none to find, none is kept and every node examined
+            if num_candidates <= len(at):
+                end = int(at[num_candidates - 1]) + 1
+            for j in at[at < end].tolist():
+                candidates.append(Candidate(potential[j].name, self._victims(int(rows[j])), 0))
+        statuses = {}
+        errs = []
+        others = np.flatnonzero(~cand[:end])
+        if len(others):
+            r = rows[others]
+            codes = self.codes[r]
+            names = [potential[j].name for j in others.tolist()]
+            fits = self.fits[r].tolist()
+            no_victims = (self.vc.cnt[r] == 0).tolist()
+            fit_statuses = iter(self.rf.statuses(codes[~self.fits[r] & (self.vc.cnt[r] != 0)].tolist()))
+            for name, f, nv in zip(names, fits, no_victims):
+                if f:
+                    st = Status(Code.Error, [f'expected at least one victim pod on node "{name}"'])
+                    errs.append(st)
+                elif nv:
+                    st = Status(Code.UnschedulableAndUnresolvable, [NO_VICTIMS])
+                else:
+                    st = next(fit_statuses)
+                statuses[name] = st
+        err = Status(Code.Error, [e.message() for e in errs]) if errs else None
+        return candidates, statuses, err
 
-    def at(self, node_infos: list, now: int) -> bool:
-        """Make the rows whose order depends on the time right for ``now``."""
-        if now != self.now:
-            self.now = now
-            if self.timed:
-                return self.sync(node_infos, sorted(self.timed))
-        return True
+
+NO_VICTIMS = "No preemption victims found for incoming pod"

@@ -38,7 +38,8 @@ from engine.errors import EngineError
 from engine.plugins import loader, registry
 from visualizer import runner
 from visualizer.models import Session
-from visualizer.presenters import seconds
+from visualizer.formatting import seconds
+from visualizer.plugins import plugin_code  # noqa: F401 - what a session records; re-exported
 
 MAX_COMPARE_SECONDS = 24 * 3600     # virtual seconds a comparison may cover
 MAX_COMPARE_EVENTS = 100_000        # trace events per run of a comparison (bounded memory)
@@ -70,22 +71,6 @@ def keep_plugins_off_autoreloader() -> None:
 
 def _short(path_or_source: str) -> str:
     return os.path.basename(path_or_source) if path_or_source else ""
-
-
-def plugin_code(scenario) -> dict:
-    """The out-of-tree plugin code ``scenario`` uses, as loaded now: {plugin name: {"source",
-    "file", "digest"}} for every loaded plugin its profiles enable."""
-    used = set()
-    try:
-        for names in cmp.profile_plugins(scenario).values():
-            used.update(names["all"])
-    except EngineError:
-        return {}
-    out = {}
-    for lp in loader.loaded_plugins():
-        if lp.name in used:
-            out[lp.name] = {"source": lp.source, "file": _short(lp.file or lp.source), "digest": lp.digest}
-    return out
 
 
 def code_label(code: dict) -> str:

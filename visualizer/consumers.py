@@ -30,7 +30,7 @@ import logging
 from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from visualizer import metrics, presenters, runner
+from visualizer import frames, metrics, presenters, runner
 
 log = logging.getLogger(__name__)
 
@@ -295,7 +295,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
             await layer.group_send(group, {"type": "session.status", "kind": "error", "title": error.title,
                                            "problems": error.problems[:20]})
 
-        await runner.start_play(self.session_id, speed, publish, on_error)
+        await runner.start_play(self.session_id, speed, publish, on_error, render=presenters.render_panels)
         await self.send_status("info", "", [])
 
     async def pause(self):
@@ -308,7 +308,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
         self.log_filter = {k: str(msg.get(k) or "")[:200] for k in ("pod", "node", "type")}
         if not any(self.log_filter.values()):
             self.log_filter = None
-        version, panels = await _sync(runner.render_log)(self.session_id, self.log_filter)
+        version, panels = await _sync(frames.render_log)(self.session_id, self.log_filter)
         await self.send_panels(panels)
 
     async def set_view(self, msg):
@@ -317,19 +317,19 @@ class SessionConsumer(AsyncWebsocketConsumer):
         from visualizer import presenters
         fields = {k: v for k, v in msg.items() if k != "action"}
         self.view = presenters.normalize_view({**self.view, **fields})
-        version, panels = await _sync(runner.render_own)(self.session_id, None, self.view or {"default": True})
+        version, panels = await _sync(frames.render_own)(self.session_id, None, self.view or {"default": True})
         await self.send_panels(panels)
 
     # ------------------------------------------------------------------ to the browser
 
     async def publish_now(self):
         """Render the session once and send the frame to every socket of the session."""
-        version, panels = await _sync(runner.render_frame)(self.session_id)
+        version, panels = await _sync(frames.render_frame)(self.session_id)
         await self.channel_layer.group_send(
             self.group, {"type": "session.frame", "version": version, "panels": panels})
 
     async def send_snapshot(self):
-        version, panels = await _sync(runner.render_frame)(self.session_id, self.log_filter, self.view)
+        version, panels = await _sync(frames.render_frame)(self.session_id, self.log_filter, self.view)
         self.sent_version = version
         await self.send_panels(panels)
 
@@ -356,7 +356,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
         self.sent_version = event["version"]
         panels = event["panels"]
         if self.log_filter or self.view:
-            _, own = await _sync(runner.render_own)(self.session_id, self.log_filter, self.view)
+            _, own = await _sync(frames.render_own)(self.session_id, self.log_filter, self.view)
             own = dict(own)
             panels = [(pid, own.get(pid, html)) for pid, html in panels]
         await self.send_panels(panels, only_changed=True)

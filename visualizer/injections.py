@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 
 from engine import yamlload
-from visualizer.runner import ControlError
+from visualizer.errors import ControlError
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 

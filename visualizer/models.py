@@ -33,7 +33,7 @@ class Session(models.Model):
     change_start = models.PositiveIntegerField(default=0)
     high_water = models.PositiveIntegerField(default=0)
     head_clock_us = models.BigIntegerField(default=0)
-    # The out-of-tree plugin code the run was recorded with (visualizer.changes.plugin_code):
+    # The out-of-tree plugin code the run was recorded with (visualizer.plugins.plugin_code):
     # {plugin name: {"source": ..., "file": ..., "digest": ...}}; {} when it uses none.
     plugin_code = models.JSONField(default=dict, blank=True)
     # The last reload of the session's plugins (visualizer.changes.reload_session): the code the

@@ -95,3 +95,23 @@ def reset_for_tests() -> None:
     with _lock:
         _done[0] = False
         _problems.clear()
+
+
+def plugin_code(scenario) -> dict:
+    """The out-of-tree plugin code ``scenario`` uses, as loaded now: {plugin name: {"source",
+    "file", "digest"}} for every loaded plugin its profiles enable (what a session records, so
+    that a reload can tell what changed: visualizer/changes.py)."""
+    from engine import compare as cmp
+    from engine.errors import EngineError
+    used = set()
+    try:
+        for names in cmp.profile_plugins(scenario).values():
+            used.update(names["all"])
+    except EngineError:
+        return {}
+    out = {}
+    for lp in loader.loaded_plugins():
+        if lp.name in used:
+            out[lp.name] = {"source": lp.source, "file": os.path.basename(lp.file or lp.source) if (lp.file or lp.source) else "",
+                            "digest": lp.digest}
+    return out

@@ -23,6 +23,7 @@ from django.utils.safestring import mark_safe
 
 from engine import US
 from visualizer import markdown, moment
+from visualizer.formatting import seconds  # noqa: F401 - used here, and by the templates through presenters
 from visualizer.events import QUEUE_TRANSITION, backward, forward, may_match_batched
 
 PANELS = ("header", "timeline", "queues", "cycle", "nodes", "preemption", "log", "metrics",
@@ -47,14 +48,6 @@ SUCCESS = "Success"
 
 
 # ---------------------------------------------------------------------- formatting
-
-def seconds(value) -> str:
-    """Virtual seconds as text: 0, 1.5, 0.000001."""
-    if value is None:
-        return ""
-    text = f"{value:.6f}".rstrip("0").rstrip(".")
-    return text if text not in ("", "-0") else "0"
-
 
 def quantity(resource: str, amount) -> str:
     """A resource amount as Kubernetes writes it (cpu from millicores, bytes in Ki/Mi/Gi)."""

@@ -60,6 +60,7 @@ from engine.scenario import parse_action
 from engine.checkpoint import Checkpointer
 from engine.stepper import GROUPED_POINTS, Stepper
 from visualizer import metrics, moment
+from visualizer.errors import Conflict, ControlError, OverBudget  # noqa: F401 - raised here, and re-exported
 from visualizer.events import forward, span, time_us_at
 from visualizer.models import Session
 
@@ -89,23 +90,6 @@ CHECKPOINT_OPTIONS: dict = {}
 
 
 _CYCLE_ENDS = frozenset(("CycleEnd", "CycleSkipped"))
-
-
-class ControlError(ValueError):
-    """A control the presenter sent cannot be carried out; ``problems`` says why."""
-
-    def __init__(self, problems, title="That did not work"):
-        self.problems = [problems] if isinstance(problems, str) else list(problems)
-        self.title = title
-        super().__init__("; ".join(self.problems))
-
-
-class Conflict(ControlError):
-    """The session was changed by another process since this one last read it."""
-
-
-class OverBudget(ControlError):
-    """The session would pass its memory budget (``settings.SESSION_MEMORY_BUDGET_MB``)."""
 
 
 @dataclass
@@ -291,7 +275,7 @@ def create_session(text: str, source: str = "") -> Session:
     Text from a stranger goes through ``visualizer.uploads.prepare`` (a worker process with
     limits) first."""
     scenario = validate_scenario(text, source or "<input>")
-    from visualizer.changes import plugin_code
+    from visualizer.plugins import plugin_code
     return Session.objects.create(
         title=scenario.title or scenario.name, scenario_name=scenario.name,
         scenario_text=text, source=source, plugin_code=plugin_code(scenario))
@@ -852,36 +836,6 @@ def take_due_checkpoint(session_id) -> bool:
         return live.checkpointer.take_due(live.head)
 
 
-def render_frame(session_id, log_filter=None, view=None):
-    """(version, [(panel id, html)]) of the session as it is now.
-
-    With the cyclic collector paused: a frame makes tens of thousands of short-lived objects
-    (the state of 10,000 pods alone is 30,000), whose allocation would set off collections in
-    the middle of the frame (a tenth of a second now and then at 5,000 nodes); nearly all are
-    freed by reference counting before the collector runs again."""
-    from visualizer import presenters
-    with open_live(session_id) as live, _collector_paused():
-        return live.version, presenters.render_panels(live, log_filter=log_filter, view=view)
-
-
-def render_log(session_id, log_filter):
-    from visualizer import presenters
-    with open_live(session_id) as live, _collector_paused():
-        return live.version, presenters.render_panels(live, names=("log",), log_filter=log_filter)
-
-
-def render_own(session_id, log_filter, view):
-    """The panels one page sees differently from the group's frame: its filtered log, and the
-    panels its own view (queue pages, Filter matrix page, node overview search and selection)
-    changes; all of one moment."""
-    from visualizer import presenters
-    names = (("log",) if log_filter else ()) + (presenters.VIEW_PANELS if view else ())
-    if not names:
-        return None, []
-    with open_live(session_id) as live, _collector_paused():     # (see render_frame)
-        return live.version, presenters.render_panels(live, names=names, log_filter=log_filter, view=view)
-
-
 # ---------------------------------------------------------------------- play
 
 _players: dict = {}       # session id -> this process's play task
@@ -901,13 +855,13 @@ def _set_playing(session_id, speed) -> None:
         _play_speeds[session_id] = speed
 
 
-def _play_tick(session_id, token, steps, budget):
+def _play_tick(session_id, token, steps, budget, render):
     """Do up to ``steps`` point-steps (or as many as fit in ``budget`` seconds when steps is
-    None), unless this play was stopped meanwhile; persist; return (finished, version, panels)."""
-    from visualizer import presenters
+    None), unless this play was stopped meanwhile; persist; return (finished, version,
+    ``render(live)``)."""
     with open_live(session_id) as live:
         try:
-            return _play_steps(live, session_id, token, steps, budget, presenters)
+            return _play_steps(live, session_id, token, steps, budget, render)
         except OverBudget:
             raise            # what was done is persisted (see _play_steps)
         except BaseException:
@@ -915,7 +869,7 @@ def _play_tick(session_id, token, steps, budget):
             raise
 
 
-def _play_steps(live, session_id, token, steps, budget, presenters):
+def _play_steps(live, session_id, token, steps, budget, render):
     """The steps of one play tick on a locked live session (see _play_tick)."""
     before = live.position
     started = time.perf_counter()
@@ -941,13 +895,14 @@ def _play_steps(live, session_id, token, steps, budget, presenters):
         live.persist()
     if finished and _play_tokens.get(session_id) is token:
         _set_playing(session_id, None)
-    return finished, live.version, presenters.render_panels(live)
+    return finished, live.version, render(live)
 
 
-async def start_play(session_id, speed, publish, on_error=None) -> None:
+async def start_play(session_id, speed, publish, on_error=None, *, render) -> None:
     """Play the session at ``speed`` point-steps per second (0: as fast as possible), calling
-    ``await publish(version, panels)`` at most every PUSH_INTERVAL; a ControlError (e.g. the
-    memory budget) stops it and is passed to ``await on_error(error)``."""
+    ``await publish(version, render(live))`` at most every PUSH_INTERVAL (``render``: the
+    caller's, e.g. ``presenters.render_panels``: the runner renders nothing itself); a
+    ControlError (e.g. the memory budget) stops it and is passed to ``await on_error(error)``."""
     from asgiref.sync import sync_to_async
     stop_play(session_id)
     token = _play_tokens[session_id] = object()
@@ -961,7 +916,7 @@ async def start_play(session_id, speed, publish, on_error=None) -> None:
             while True:
                 started = asyncio.get_running_loop().time()
                 try:
-                    finished, version, panels = await tick_fn(session_id, token, steps, TICK_BUDGET)
+                    finished, version, panels = await tick_fn(session_id, token, steps, TICK_BUDGET, render)
                 except ControlError as e:
                     if on_error is not None:
                         await on_error(e)

@@ -193,6 +193,25 @@ class Framework:
     def set_snapshot(self, snap: Snapshot) -> None:
         self._snapshot = snap
 
+    def victims_on_table(self, evaluator, pod, pdbs):
+        """DefaultPreemption's SelectVictimsOnNode for every node at once on the node table
+        (``engine.resourcefit.TableVictims``), for ``evaluator``'s dry run, when it reduces to
+        NodeResourcesFit's arithmetic (the cycle's Filter is Fit plus node-only plugins and no
+        PreFilter extension is active), the plugin is DefaultPreemption itself (not a subclass)
+        and no PodDisruptionBudget exists; None otherwise (the dry run goes node by node).
+        Not upstream's: the framework offers it, so that neither the evaluator nor the plugin
+        depends on the fast path that mirrors them."""
+        from ..plugins.defaultpreemption import DefaultPreemption
+        from ..resourcefit import ResourceFilter, TableVictims
+        if pdbs or type(evaluator.interface) is not DefaultPreemption:
+            return None
+        snap = self.snapshot()
+        table = snap.node_table() if snap is not None else None
+        rf = ResourceFilter.for_cycle(self, evaluator.state, pod, table)
+        if rf is None:
+            return None
+        return TableVictims(evaluator, pod, pdbs, rf, table.victims(pod.priority, self.now()))
+
     def pdbs(self) -> list:
         return self._pdb_lister() if self._pdb_lister else []
 

@@ -8,11 +8,13 @@ from . import (defaultbinder, defaultpreemption, imagelocality, nodeaffinity, no
 from .interpodaffinity import plugin as interpodaffinity
 from .noderesources import balanced_allocation, fit
 from .podtopologyspread import plugin as podtopologyspread
-from .registry import IN_TREE as ORIGIN_IN_TREE, register
 
 _MODULES = [queuesort, schedulinggates, nodeunschedulable, nodename, tainttoleration, nodeaffinity,
             nodeports, fit, balanced_allocation, imagelocality, interpodaffinity, podtopologyspread,
             defaultpreemption, defaultbinder, volumerestrictions, nodevolumelimits, volumebinding, volumezone]
 
-for _m in _MODULES:
-    register(_m.NAME, _m.new, origin=ORIGIN_IN_TREE)
+
+def new_in_tree_registry() -> list:
+    """[(name, factory)] of every in-tree plugin, in upstream's order (``NewInTreeRegistry``);
+    ``engine.plugins.registry`` registers them (this module imports nothing of it)."""
+    return [(m.NAME, m.new) for m in _MODULES]

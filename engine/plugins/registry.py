@@ -72,4 +72,6 @@ def _ensure_in_tree() -> None:
     if _loaded[0]:
         return
     _loaded[0] = True
-    from . import in_tree  # noqa: F401
+    from .in_tree import new_in_tree_registry
+    for name, factory in new_in_tree_registry():
+        register(name, factory, origin=IN_TREE)

@@ -113,8 +113,8 @@ def test_the_table_gives_every_filter_and_dry_run_the_per_node_path_gives(seed, 
     real_dry_run = preemption.Evaluator.dry_run_preemption
     real_on_table = scheduler_mod.Engine._filter_on_table
     real_screened = scheduler_mod.Engine._filter_screened
-    real_tv_dry_run = preemption.TableVictims.dry_run
-    real_tv_select = preemption.TableVictims.select
+    real_tv_dry_run = resourcefit.TableVictims.dry_run
+    real_tv_select = resourcefit.TableVictims.select
 
     def filter_nodes(self, fwk, state, pod, diagnosis, nodes, nominated, off):
         d = Diagnosis(dict(diagnosis.node_to_status_map), set(diagnosis.unschedulable_plugins))
@@ -149,8 +149,8 @@ def test_the_table_gives_every_filter_and_dry_run_the_per_node_path_gives(seed, 
                         _both_ways(monkeypatch, dry_run, counts, "dry_run"))
     monkeypatch.setattr(scheduler_mod.Engine, "_filter_on_table", spy("filter_on_table", real_on_table))
     monkeypatch.setattr(scheduler_mod.Engine, "_filter_screened", screened)
-    monkeypatch.setattr(preemption.TableVictims, "dry_run", spy("dry_run_on_table", real_tv_dry_run))
-    monkeypatch.setattr(preemption.TableVictims, "select", spy("select_on_table", real_tv_select))
+    monkeypatch.setattr(resourcefit.TableVictims, "dry_run", spy("dry_run_on_table", real_tv_dry_run))
+    monkeypatch.setattr(resourcefit.TableVictims, "select", spy("select_on_table", real_tv_select))
     eng = Engine(Scenario.from_dict(data), Trace(enabled=False))
     eng.run(60_000_000)
     # the comparisons ran, on the table's paths, and the runs preempted
@@ -188,12 +188,12 @@ def test_the_paths_were_taken_for_the_whole_cluster_and_per_node():
     """Both forms of the dry run on the table occur in these clusters: every node on the
     table (TableVictims.dry_run), and with some nodes evaluated per node (select)."""
     seen = {"dry_run": 0, "select": 0}
-    real_d, real_s = preemption.TableVictims.dry_run, preemption.TableVictims.select
+    real_d, real_s = resourcefit.TableVictims.dry_run, resourcefit.TableVictims.select
     try:
-        preemption.TableVictims.dry_run = lambda self, *a: (seen.__setitem__("dry_run", seen["dry_run"] + 1), real_d(self, *a))[1]
-        preemption.TableVictims.select = lambda self, *a: (seen.__setitem__("select", seen["select"] + 1), real_s(self, *a))[1]
+        resourcefit.TableVictims.dry_run = lambda self, *a: (seen.__setitem__("dry_run", seen["dry_run"] + 1), real_d(self, *a))[1]
+        resourcefit.TableVictims.select = lambda self, *a: (seen.__setitem__("select", seen["select"] + 1), real_s(self, *a))[1]
         for seed in range(4):
             _run(scenario(seed), on=True)
     finally:
-        preemption.TableVictims.dry_run, preemption.TableVictims.select = real_d, real_s
+        resourcefit.TableVictims.dry_run, resourcefit.TableVictims.select = real_d, real_s
     assert seen["dry_run"] > 0 and seen["select"] > 0, seen

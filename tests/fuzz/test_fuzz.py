@@ -46,7 +46,7 @@ def inputs(rng, n):
 
 @pytest.fixture
 def fresh_runner():
-    from visualizer import runner
+    from visualizer import frames, runner
     runner.reset()
     yield
     runner.reset()
@@ -121,7 +121,7 @@ def test_mutated_scenarios_through_the_upload_view(client):
 @pytest.mark.asyncio
 @pytest.mark.django_db(transaction=True)
 async def test_hostile_websocket_messages(fresh_runner):
-    from visualizer import runner
+    from visualizer import frames, runner
     from visualizer.asgi import application
     from visualizer.models import Session
 
@@ -163,9 +163,9 @@ async def test_hostile_websocket_messages(fresh_runner):
             break
     assert after.version == before.version + 1
     # this process's copy and the database agree (a restart would show the same timeline)
-    with_memory = await sync_to_async(runner.render_frame, thread_sensitive=False)(session.pk)
+    with_memory = await sync_to_async(frames.render_frame, thread_sensitive=False)(session.pk)
     runner.reset()
-    rebuilt = await sync_to_async(runner.render_frame, thread_sensitive=False)(session.pk)
+    rebuilt = await sync_to_async(frames.render_frame, thread_sensitive=False)(session.pk)
     if with_memory != rebuilt:   # name the first panel that differs, with the text around it
         import difflib
         for (name_a, html_a), (name_b, html_b) in zip(with_memory[1], rebuilt[1]):

@@ -1,7 +1,7 @@
 """Engine state and trace events as plain template context (no engine objects leak out)."""
 import pytest
 
-from visualizer import presenters, runner
+from visualizer import frames, presenters, runner
 
 pytestmark = pytest.mark.django_db
 
@@ -160,7 +160,7 @@ def test_rendering_the_page_never_changes_the_run(scenario_text):
         for msg in controls:
             runner.control(session.pk, msg)
             if render:
-                runner.render_frame(session.pk)
+                frames.render_frame(session.pk)
         with runner.open_live(session.pk) as live:
             return live.revealed(), live.stepper.state()
 

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from engine import ScenarioError
-from visualizer import runner
+from visualizer import frames, runner
 from visualizer.models import Session
 
 pytestmark = pytest.mark.django_db
@@ -258,11 +258,11 @@ def test_travelling_back_restores_a_checkpoint_and_shows_exactly_the_replayed_st
         with runner.open_live(session.pk) as live:
             assert live.revealed() == events[:target]
         assert snapshot(session.pk) == after_restart(session.pk)
-        frame = runner.render_frame(session.pk)
+        frame = frames.render_frame(session.pk)
         with pytest.MonkeyPatch.context() as mp:        # the page from a replay from the start
             mp.setattr(runner, "CHECKPOINT_OPTIONS", {"min_events": 10 ** 12})
             runner.reset()
-            assert runner.render_frame(session.pk) == frame
+            assert frames.render_frame(session.pk) == frame
         runner.reset()
     assert ("restored" in seen) == (checkpoints != "default checkpoints")
     # a cluster event injected behind the head: the new head goes on from the restored engine

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ...framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code,
                                     EnqueueExtensions, FilterPlugin, GVK, PreFilterPlugin,
                                     Status)
-from ...nodetable import LIMIT
+from ...util import LIMIT
 from ..helper import ArgsChecker, is_extended_resource_name, is_qualified_name
 from .resource_allocation import (ResourceAllocationScorePlugin, DEFAULT_RESOURCES, MAX_CUSTOM_PRIORITY_SCORE,
                                   REQUESTED_TO_CAPACITY_RATIO, SCORING_STRATEGY_TYPES,

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ...framework.interface import Code, MAX_NODE_SCORE, PreScorePlugin, ScorePlugin, Status
-from ...nodetable import LIMIT
+from ...util import LIMIT
 from ..helper import build_broken_linear_function, go_round, is_scalar_resource_name
 
 LEAST_ALLOCATED = "LeastAllocated"
