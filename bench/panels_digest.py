@@ -4,15 +4,15 @@ the presenters (issue 23: one module per panel) byte-identical.
     .venv/bin/python bench/panels_digest.py [--max-steps 600] [NAME ...]
 
 For every lesson in fixtures/*.yaml, every scenario among docs/examples/*.yaml (a file the
-runner refuses, such as broken.yaml, is listed as skipped; the example plugins they name are
-loaded as the server loads them, through SCHEDULER_PLUGINS) and one built here with more nodes
+runner refuses, such as broken.yaml, is listed as skipped), one built here with more nodes
 than NODE_CARD_LIMIT and more pods than a queue page (the node overview, queue and matrix
-pages), and the two scenarios of tests/visualizer/plugin_sources.py whose plugins raise (their
-errors in the Filter matrix, the score table and the log), a session is opened through ``visualizer.runner`` in a temporary SQLite database and
-stepped as a presenter would: five single events (a unit revealed in part), then by extension
-point to the end (at most ``--max-steps`` steps). It stops at every cue that becomes reached,
-at every 7th step and at the end, then travels back to a few positions (the time travel path).
-At each stop it renders:
+pages) and the two scenarios of tests/visualizer/plugin_sources.py whose plugins raise (their
+errors in the Filter matrix, the score table and the log), a session is opened through
+``visualizer.runner`` in a temporary SQLite database and stepped as a presenter would: five
+single events (a unit revealed in part), then by extension point to the end (at most
+``--max-steps`` steps). The plugins they name are loaded as the server loads them, through
+SCHEDULER_PLUGINS. It stops at every cue that becomes reached, at every 7th step and at the
+end, then travels back to a few positions (the time travel path). At each stop it renders:
 
 - every panel (``presenters.render_panels(live)``),
 - the view panels with two page views (queue and matrix pages, the outcome filter; the node
@@ -20,10 +20,10 @@ At each stop it renders:
 - the log with a type filter and with a pod filter,
 - the targets' datalists, and the status panel once,
 
-and feeds the bytes to the scenario's sha256 (the session's random link tokens replaced by
-placeholders). It prints one line per scenario (name, stops,
-digest) and the sha256 of those lines as the total. Run it before and after a change: the
-totals must be equal.
+and feeds the bytes to the scenario's sha256 (the session's random link tokens and the
+temporary directory replaced by placeholders). It prints one line per scenario (name, digest,
+stops) and the sha256 of those lines as the total. Run it before and after a change: the
+totals must be equal (``--dump DIR`` writes what was digested, to diff two runs).
 """
 from __future__ import annotations
 
@@ -38,14 +38,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+# the page views rendered at each stop (normalize_view keeps only what it knows)
 VIEWS = ({"page-activeQ": 2, "page-backoffQ": 1, "page-unschedulablePods": 1, "page-matrix": 1,
           "outcome": "filtered"},
          {"outcome": "feasible", "find": "n0", "label": "zone=z1", "colour": "memory", "node": "n01"})
 
-
-PLUGINS = ("coscheduling.py", "gpu_only.py")   # Coscheduling (lesson 20), GPUOnly (gpu*.yaml)
-# and two scenarios with buggy plugins (tests/visualizer/plugin_sources.py): errors in Filter,
-# Score and PreFilter, shown in the Filter matrix, the score table, the cycle and the log
+# the example plugins the lessons and examples name: Coscheduling (lesson 20), GPUOnly (gpu*.yaml)
+PLUGINS = ("coscheduling.py", "gpu_only.py")
 
 
 def large_scenario() -> str:
@@ -94,8 +93,8 @@ def digest(name: str, text: str, source: str, max_steps: int, dump=None, tmp="")
     h = hashlib.sha256()
     stops = 0
 
-    # the session's link tokens are random: written as placeholders, so that runs compare
-    # and so is the temporary directory the buggy plugins' tracebacks name
+    # the session's link tokens are random, and so is the temporary directory the buggy
+    # plugins' tracebacks name: written as placeholders, so that two runs compare
     tokens = ((session.presenter_token, "{presenter-token}"), (session.follower_token, "{follower-token}"),
               (tmp, "{tmp}"))
 
@@ -170,8 +169,8 @@ def main(argv=None) -> int:
     tmp = tempfile.TemporaryDirectory(prefix="panels-digest-")
     os.environ["DATABASE_PATH"] = str(Path(tmp.name) / "db.sqlite3")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "visualizer.settings")
-    # the example plugins the lessons and examples name, loaded at start as the server does
-    sys.path.insert(0, str(ROOT))
+    # loaded at start as the server loads them: the example plugins, and the buggy ones (errors
+    # in Filter, Score and PreFilter)
     from tests.visualizer.plugin_sources import SCORE_BUG, ZONE_PIN, write_plugin
     buggy = [write_plugin(tmp.name, "zone_pin.py", ZONE_PIN), write_plugin(tmp.name, "score_bug.py", SCORE_BUG)]
     os.environ["SCHEDULER_PLUGINS"] = ",".join([str(ROOT / "docs" / "examples" / f) for f in PLUGINS]
