@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import re
 
 import yaml
 
@@ -150,3 +151,37 @@ def ws_message(rng: random.Random) -> str:
         msg["manifest"] = rng.choice(["kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: "
                                       "{requests: {cpu: .nan}}}]}", alias_bomb(8, 10)])
     return json.dumps(msg, default=str)
+
+
+# ---------------------------------------------------------------------------------------------
+# For the importers (issue 22): counts that amplify, and keys given twice.
+
+COUNT_KEYS = {"count", "countParam", "number", "intervalMilliseconds", "duration"}
+COUNTS = [0, 1, 3, -1, 1000, 200_001, 10**6, 10**8, 10**12, 2**63, 10**30, "1e12", 1e308, True, "$nope",
+          "1000h", "1ms", [10**9], {"count": 10**9}]
+
+
+def inflate_counts(data, rng: random.Random):
+    """A copy of a document with one to three of its count fields (``count``, ``countParam``,
+    ``number``, ``intervalMilliseconds``, ``duration``, a workload's ``params``) set to a huge,
+    tiny or wrong value; a document without one gets ``mutate_data``'s changes."""
+    data = copy.deepcopy(data)
+    targets = [p for p in _paths(data) if p and (p[-1] in COUNT_KEYS or (len(p) > 1 and p[-2] == "params"))]
+    if not targets:
+        return mutate_data(data, rng)
+    for path in rng.sample(targets, min(len(targets), rng.randint(1, 3))):
+        data = _set(data, path, copy.deepcopy(rng.choice(COUNTS)))
+    return data
+
+
+def duplicate_keys(text: str, rng: random.Random) -> str:
+    """``text`` (block YAML) with one to three ``key: value`` lines given again right after
+    themselves, in the same mapping, with the same or another value."""
+    lines = text.splitlines()
+    keyed = [i for i, line in enumerate(lines) if re.match(r"\s*(- )?[A-Za-z_$][\w.$-]*:", line)]
+    for i in sorted(rng.sample(keyed, min(len(keyed), rng.randint(1, 3))), reverse=True):
+        m = re.match(r"(\s*)(- )?([A-Za-z_$][\w.$-]*:)(.*)", lines[i])
+        indent = m.group(1) + ("  " if m.group(2) else "")
+        value = m.group(4) if rng.random() < 0.5 else " " + rng.choice(["0", "[]", "{}", "x", "1e12", "null", "7"])
+        lines.insert(i + 1, f"{indent}{m.group(3)}{value}")
+    return "\n".join(lines) + "\n"
