@@ -14,7 +14,7 @@ node none of the node-only plugins might reject (their ``_filter_suspects``) the
 ``ResourceFilter`` computes that over the node table's columns (engine.nodetable) with the
 same integer comparisons, and builds the same Status (reasons in fits_request's order,
 ``failed_plugin`` Fit's name) for the nodes that fail. The Filter loop
-(``Engine._filter_screened``) and the preemption dry run (``engine.preemption``) use it where
+(``schedule_one.filter_screened``) and the preemption dry run (``engine.preemption``) use it where
 they would otherwise clone a NodeInfo and a CycleState per node; every other case (any other
 plugin, a node a node-only plugin might reject, extended resources, a PreFilter extension)
 takes the per-node path.

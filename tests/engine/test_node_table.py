@@ -11,7 +11,7 @@ import pytest
 
 from engine import Engine, Scenario, Trace
 from engine.plugins.noderesources import resource_allocation
-from engine import resourcefit, scheduler as scheduler_mod
+from engine import resourcefit, schedule_one
 from engine.trace import JsonLinesWriter
 
 GPU = "example.com/gpu"
@@ -91,9 +91,9 @@ def scenario(seed):
 
 
 def run(data, trace, table):
-    old = scheduler_mod.SCREEN_MIN_NODES, resource_allocation.TABLE_MIN_NODES, resourcefit.MIN_NODES
+    old = schedule_one.SCREEN_MIN_NODES, resource_allocation.TABLE_MIN_NODES, resourcefit.MIN_NODES
     if not table:
-        scheduler_mod.SCREEN_MIN_NODES = resource_allocation.TABLE_MIN_NODES = resourcefit.MIN_NODES = 10 ** 9
+        schedule_one.SCREEN_MIN_NODES = resource_allocation.TABLE_MIN_NODES = resourcefit.MIN_NODES = 10 ** 9
     try:
         buf = io.StringIO()
         tr = Trace(enabled=trace)
@@ -103,7 +103,7 @@ def run(data, trace, table):
         eng.run(60_000_000)
         return buf.getvalue(), json.dumps(eng.state(), sort_keys=True), eng
     finally:
-        scheduler_mod.SCREEN_MIN_NODES, resource_allocation.TABLE_MIN_NODES, resourcefit.MIN_NODES = old
+        schedule_one.SCREEN_MIN_NODES, resource_allocation.TABLE_MIN_NODES, resourcefit.MIN_NODES = old
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -112,7 +112,7 @@ def test_the_node_table_changes_no_trace_and_no_state(seed, trace, monkeypatch):
     data = scenario(seed)
     screened = []
     scored = []
-    real_screen = scheduler_mod.Engine._filter_screened
+    real_screen = schedule_one.filter_screened
     real_score = resource_allocation.ResourceAllocationScorer.score_table
 
     def spy_screen(self, *a, **k):
@@ -124,7 +124,7 @@ def test_the_node_table_changes_no_trace_and_no_state(seed, trace, monkeypatch):
         scored.append(out is not None)
         return out
 
-    monkeypatch.setattr(scheduler_mod.Engine, "_filter_screened", spy_screen)
+    monkeypatch.setattr(schedule_one, "filter_screened", spy_screen)
     monkeypatch.setattr(resource_allocation.ResourceAllocationScorer, "score_table", spy_score)
     ref_trace, ref_state, _ = run(data, trace, table=False)
     assert not screened and not scored

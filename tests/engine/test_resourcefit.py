@@ -13,7 +13,7 @@ import random
 import pytest
 
 from engine import Engine, Scenario, Trace, preemption, resourcefit
-from engine import scheduler as scheduler_mod
+from engine import schedule_one
 from engine.framework.types import Diagnosis
 
 
@@ -109,10 +109,10 @@ def test_the_table_gives_every_filter_and_dry_run_the_per_node_path_gives(seed, 
     data = scenario(seed)
     counts = {"filter": 0, "dry_run": 0}
     used = {"filter_on_table": 0, "filter_screened_rf": 0, "dry_run_on_table": 0, "select_on_table": 0}
-    real_filter = scheduler_mod.Engine._filter_nodes
+    real_filter = schedule_one.filter_nodes
     real_dry_run = preemption.Evaluator.dry_run_preemption
-    real_on_table = scheduler_mod.Engine._filter_on_table
-    real_screened = scheduler_mod.Engine._filter_screened
+    real_on_table = schedule_one.filter_on_table
+    real_screened = schedule_one.filter_screened
     real_tv_dry_run = resourcefit.TableVictims.dry_run
     real_tv_select = resourcefit.TableVictims.select
 
@@ -143,12 +143,12 @@ def test_the_table_gives_every_filter_and_dry_run_the_per_node_path_gives(seed, 
             used["filter_screened_rf"] += 1
         return real_screened(self, *a, **k)
 
-    monkeypatch.setattr(scheduler_mod.Engine, "_filter_nodes",
+    monkeypatch.setattr(schedule_one, "filter_nodes",
                         _both_ways(monkeypatch, filter_nodes, counts, "filter"))
     monkeypatch.setattr(preemption.Evaluator, "dry_run_preemption",
                         _both_ways(monkeypatch, dry_run, counts, "dry_run"))
-    monkeypatch.setattr(scheduler_mod.Engine, "_filter_on_table", spy("filter_on_table", real_on_table))
-    monkeypatch.setattr(scheduler_mod.Engine, "_filter_screened", screened)
+    monkeypatch.setattr(schedule_one, "filter_on_table", spy("filter_on_table", real_on_table))
+    monkeypatch.setattr(schedule_one, "filter_screened", screened)
     monkeypatch.setattr(resourcefit.TableVictims, "dry_run", spy("dry_run_on_table", real_tv_dry_run))
     monkeypatch.setattr(resourcefit.TableVictims, "select", spy("select_on_table", real_tv_select))
     eng = Engine(Scenario.from_dict(data), Trace(enabled=False))
