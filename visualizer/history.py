@@ -1,6 +1,6 @@
 """A pod's history: every scheduling cycle it had so far, from the revealed trace events only.
 
-Each cycle is built by ``presenters.cycle_at`` (the same Filter matrix, with each cell's status
+Each cycle is built by ``panels.cycle.cycle_at`` (the same Filter matrix, with each cell's status
 code, and the same score table, raw → normalised → weighted, as the Current cycle panel), plus
 what followed it for this pod: the binding's result and the pod's next queue move.  Like every
 panel, it returns plain dicts and never reads beyond the position the session shows.
@@ -10,7 +10,8 @@ from __future__ import annotations
 import bisect
 
 from visualizer.events import forward
-from visualizer.presenters import cycle_at, seconds
+from visualizer.formatting import seconds
+from visualizer.panels.cycle import cycle_at
 
 HISTORY_CYCLES = 25        # the latest cycles shown in full; earlier ones are counted
 MAX_POD_KEY = 320          # namespace (63) / name (253), with room to spare

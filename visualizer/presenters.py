@@ -18,9 +18,6 @@ modules and the tests read here are re-exported from there.
 """
 from __future__ import annotations
 
-import importlib
-import sys
-import types
 
 from django.template.loader import render_to_string
 
@@ -94,28 +91,3 @@ def status(kind: str, title: str, problems=()) -> str:
     """The per-connection status panel (an error, a refusal or a note)."""
     status = {"kind": kind, "title": title, "problems": list(problems)} if title else None
     return render_to_string("visualizer/partials/_status.html", {"status": status})
-
-
-# ---------------------------------------------------------------------- re-exported names
-
-_PANEL_MODULES = tuple(importlib.import_module(f"visualizer.panels.{name}") for name in (
-    "common", "header", "timeline", "queues", "nodes", "cycle", "filter_matrix", "score_table", "preemption",
-    "log", "metrics", "narrative", "targets"))
-_UNSET = object()
-
-
-class _Presenters(types.ModuleType):
-    """Setting a name here sets it in each panel module that holds the same object under that
-    name, as when every panel lived in this module: ``presenters.NODE_CARD_LIMIT = -1`` (as
-    tests/visualizer/test_moment.py does) reaches ``panels.nodes``, which reads it."""
-
-    def __setattr__(self, name, value):
-        old = self.__dict__.get(name, _UNSET)
-        if old is not _UNSET:
-            for module in _PANEL_MODULES:
-                if module.__dict__.get(name, _UNSET) is old:
-                    setattr(module, name, value)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Presenters

@@ -86,12 +86,13 @@ def _overview_pod_levels(st, p, mom) -> dict:
     """{node: the tenth of its cpu requested/allocatable the node overview shows}, the overview forced
     on whatever the cluster's size."""
     import re
-    limit = presenters.NODE_CARD_LIMIT
-    presenters.NODE_CARD_LIMIT = -1
+    from visualizer.panels import nodes as nodes_panel
+    limit = nodes_panel.NODE_CARD_LIMIT
+    nodes_panel.NODE_CARD_LIMIT = -1
     try:
         ctx = presenters.nodes(SimpleNamespace(stepper=st, position=p, last_change=(p, p)), mom, {"colour": "cpu"})
     finally:
-        presenters.NODE_CARD_LIMIT = limit
+        nodes_panel.NODE_CARD_LIMIT = limit
     if not ctx["overview"]:
         return {}
     return {name: int(level) for name, level in re.findall(r'<i data-n="([^"]+)" class="h(\d+)', str(ctx["cells"]))}
