@@ -293,6 +293,7 @@ def import_files(files, fmt=None, *, test_case=None, workload=None, name=None, o
             raise ScenarioError(problems, "import")
         objects = pc.objects
         actions = pc.actions
+        action_origins = pc.action_origins
         meta = {"name": name or pc.name, "title": pc.title}
         start = None
     else:
@@ -329,6 +330,7 @@ def import_files(files, fmt=None, *, test_case=None, workload=None, name=None, o
         start = latest_timestamp(m for m, _ in items)
         conv = Converter(report, profile_names(scheduler))
         objects, actions = conv.convert_all(items, start)
+        action_origins = []
         if not objects and scheduler is None:
             dropped = ", ".join(f"{sum(v.values())} {k}" for k, v in sorted(report.dropped.items()))
             raise ScenarioError([f"{files[0][0]}: nothing the scheduler reads was found (no Node, Pod, PriorityClass "
@@ -356,6 +358,9 @@ def import_files(files, fmt=None, *, test_case=None, workload=None, name=None, o
         m = re.match(r"objects\[(\d+)\](.*)", p)
         if m and int(m.group(1)) < len(origins):
             return f"{origins[int(m.group(1))]}{m.group(2)}"
+        m = re.match(r"actions\[(\d+)\](?:\.create\b)?(.*)", p)   # what a create action makes
+        if m and int(m.group(1)) < len(action_origins):
+            return f"{action_origins[int(m.group(1))]}{m.group(2)}"
         return f"imported scenario: {p}"
 
     scenario["metadata"]["description"] = (

@@ -174,6 +174,15 @@ READ_FIELDS = {
 }
 
 
+def mapping_at(d: dict, key) -> dict:
+    """``d[key]``, made an empty mapping first if it is absent or null (what a checked mapping
+    field may be besides a mapping)."""
+    v = d.get(key)
+    if not isinstance(v, dict):
+        v = d[key] = {}
+    return v
+
+
 def check_object(m: dict, place: str, problems: list) -> bool:
     """Whether the fields of ``m`` (an object with a kind and a name) that the converter reads
     have their types; each one that has not is a problem at ``place``."""
@@ -423,7 +432,7 @@ class Converter:
             report.drop("Pod", "bound to a node that is not in the import (no snapshot would hold it)")
             return None
         out = trim(m, POD_KEEP, "Pod", report)
-        ospec = out.setdefault("spec", {})
+        ospec = mapping_at(out, "spec")
         if "volumes" in ospec:
             _pod_volumes(ospec, report)
         pcn = spec.get("priorityClassName")

@@ -47,7 +47,7 @@ import re
 
 from .. import limits
 from ..quantity import US, _q, parse_duration
-from .kube import POD_KEEP, DROP_REASONS, VOLUME_KEEP, at, check_fields, trim, wrong_type
+from .kube import POD_KEEP, DROP_REASONS, VOLUME_KEEP, at, check_fields, mapping_at, trim, wrong_type
 from .report import ImportReport
 
 #: the values (mappings, lists, keys and scalars, as engine/yamlload.py counts them) an imported
@@ -123,6 +123,7 @@ class PerfConverter:
         self.max_objects = max_objects
         self.objects = []     # (manifest, origin) at t=0
         self.actions = []     # scenario actions (dicts), in time order
+        self.action_origins = []  # where each action came from (for the validator's problems)
         self.planned = 0          # objects the plan makes (checked against max_objects)
         self.planned_values = 0   # and their values (checked against MAX_VALUES_PER_OBJECT each)
         self.name = "scheduler-perf"
@@ -206,7 +207,9 @@ class PerfConverter:
             return False
         for make, args in plan:
             make(*args)
-        self.actions.sort(key=lambda a: a["at"])   # stable: same-time actions keep op order
+        pairs = sorted(zip(self.actions, self.action_origins), key=lambda p: p[0]["at"])  # stable: op order
+        self.actions = [a for a, _ in pairs]
+        self.action_origins = [o for _, o in pairs]
         self.report.note(f"scheduler_perf ops that wait for their pods to be scheduled are followed by the "
                          f"next op {self.op_interval / US:g}s of virtual time later")
         return True
@@ -504,23 +507,27 @@ class PerfConverter:
         return self._churn, (templates, mode, number, ticks, interval, ns, start, place)
 
     # ------------------------------------------------------------------ making the objects
+    def _act(self, action, origin):
+        self.actions.append(action)
+        self.action_origins.append(f"{self.source}: {origin}")
+
     def _emit(self, manifest, t, origin):
         if t == 0:
-            self.objects.append((manifest, origin))
+            self.objects.append((manifest, f"{self.source}: {origin}"))
         else:
-            self.actions.append({"at": t / US, "create": manifest})
+            self._act({"at": t / US, "create": manifest}, origin)
 
     @staticmethod
     def _node(base, prefix, node_index, k, label, unique, alloc):
         node = copy.deepcopy(base)
-        md = node.setdefault("metadata", {})
+        md = mapping_at(node, "metadata")
         md.pop("generateName", None)
         name = md.get("name") or f"{prefix}{node_index}"
         md["name"] = name
-        labels = md.setdefault("labels", {})
+        labels = mapping_at(md, "labels")
         labels["kubernetes.io/hostname"] = name
-        st = node.setdefault("status", {})
-        if "allocatable" not in st and "capacity" in st:
+        st = mapping_at(node, "status")
+        if st.get("allocatable") is None and isinstance(st.get("capacity"), dict):
             st["allocatable"] = dict(st["capacity"])    # SetDefaults_NodeStatus
         st.pop("capacity", None)
         if label is not None and label.get("labelValues"):
@@ -529,7 +536,7 @@ class PerfConverter:
         elif unique is not None and unique.get("labelKey"):
             labels[str(unique["labelKey"])] = name
         elif alloc is not None and isinstance(alloc.get("nodeAllocatable"), dict):
-            st.setdefault("allocatable", {}).update({str(r): str(q) for r, q in alloc["nodeAllocatable"].items()})
+            mapping_at(st, "allocatable").update({str(r): str(q) for r, q in alloc["nodeAllocatable"].items()})
         return node
 
     def _create_nodes(self, base, prefix, node_index, n, label, unique, alloc, csi_node, t, place):
@@ -546,7 +553,7 @@ class PerfConverter:
     @staticmethod
     def _pod(base, ns, name, report):
         pod = copy.deepcopy(trim(base, POD_KEEP, "Pod", report))
-        md = pod.setdefault("metadata", {})
+        md = mapping_at(pod, "metadata")
         md["name"] = name
         md["namespace"] = ns
         return pod
@@ -579,22 +586,22 @@ class PerfConverter:
         pvc_name = f"pvc-{i}"
         pv = copy.deepcopy(trim(pv_tm, VOLUME_KEEP["PersistentVolume"], "PersistentVolume", report))
         vol_id = f"vol-{i}"
-        spec = pv.setdefault("spec", {})
+        spec = mapping_at(pv, "spec")
         if isinstance(spec.get("csi"), dict):
             spec["csi"]["volumeHandle"] = vol_id
         elif isinstance(spec.get("awsElasticBlockStore"), dict):
             spec["awsElasticBlockStore"]["volumeID"] = vol_id
         pv_name = f"{ns}-{vol_id}"
-        pv.setdefault("metadata", {})["name"] = pv_name
+        mapping_at(pv, "metadata")["name"] = pv_name
         spec["claimRef"] = {"namespace": ns, "name": pvc_name}
         pv["status"] = {"phase": "Bound"}
         pvc = copy.deepcopy(trim(pvc_tm, VOLUME_KEEP["PersistentVolumeClaim"], "PersistentVolumeClaim", report))
-        pmd = pvc.setdefault("metadata", {})
+        pmd = mapping_at(pvc, "metadata")
         pmd["name"] = pvc_name
         pmd["namespace"] = ns
-        pvc.setdefault("spec", {})["volumeName"] = pv_name
+        mapping_at(pvc, "spec")["volumeName"] = pv_name
         pvc["status"] = {"phase": "Bound"}
-        pod.setdefault("spec", {})["volumes"] = [{"name": "vol", "persistentVolumeClaim": {"claimName": pvc_name}}]
+        mapping_at(pod, "spec")["volumes"] = [{"name": "vol", "persistentVolumeClaim": {"claimName": pvc_name}}]
         return pvc, pv
 
     @staticmethod
@@ -621,41 +628,42 @@ class PerfConverter:
                 if tm is None:
                     continue
                 if mode == "create":
-                    self._churn_create(tm, j, counters, ns, tick)
+                    self._churn_create(tm, j, counters, ns, tick, place)
                 else:
                     s = count % number
                     if slots[j][s] is None:
-                        slots[j][s] = self._churn_create(tm, j, counters, ns, tick)
+                        slots[j][s] = self._churn_create(tm, j, counters, ns, tick, place)
                     else:
                         kind, name = slots[j][s]
                         ref = {"kind": kind, "name": name}
                         if kind == "Pod":
                             ref["namespace"] = ns
-                        self.actions.append({"at": tick / US, "delete": ref})
+                        self._act({"at": tick / US, "delete": ref}, f"{place} (churn {kind} {name})")
                         slots[j][s] = None
 
     @staticmethod
     def _churn_object(tm, name, ns, report):
         if tm["kind"] == "Pod":
             m = copy.deepcopy(trim(tm, POD_KEEP, "Pod", report))
-            m.setdefault("metadata", {}).update({"name": name, "namespace": ns})
+            mapping_at(m, "metadata").update({"name": name, "namespace": ns})
             return m
         m = copy.deepcopy(trim(tm, NODE_KEEP_FROM_TEMPLATE, "Node", report))
-        md = m.setdefault("metadata", {})
+        md = mapping_at(m, "metadata")
         md.pop("generateName", None)
         md["name"] = name
-        md.setdefault("labels", {})["kubernetes.io/hostname"] = name
-        st = m.setdefault("status", {})
-        if "allocatable" not in st and "capacity" in st:
+        mapping_at(md, "labels")["kubernetes.io/hostname"] = name
+        st = mapping_at(m, "status")
+        if st.get("allocatable") is None and isinstance(st.get("capacity"), dict):
             st["allocatable"] = dict(st["capacity"])
         st.pop("capacity", None)
         return m
 
-    def _churn_create(self, tm, j, counters, ns, tick):
+    def _churn_create(self, tm, j, counters, ns, tick, place):
         kind = tm["kind"]
         prefix = (tm.get("metadata") or {}).get("generateName") or "churn-"
         name = f"{prefix}{counters[j]}"
         counters[j] += 1
-        self.actions.append({"at": tick / US, "create": self._churn_object(tm, name, ns, self.report)})
+        self._act({"at": tick / US, "create": self._churn_object(tm, name, ns, self.report)},
+                  f"{place} (churn {kind} {name})")
         self.report.keep(kind, "churn")
         return kind, name

@@ -169,7 +169,8 @@ def inflate_counts(data, rng: random.Random):
     targets = [p for p in _paths(data) if p and (p[-1] in COUNT_KEYS or (len(p) > 1 and p[-2] == "params"))]
     if not targets:
         return mutate_data(data, rng)
-    for path in rng.sample(targets, min(len(targets), rng.randint(1, 3))):
+    chosen = rng.sample(targets, min(len(targets), rng.randint(1, 3)))
+    for path in sorted(chosen, key=len, reverse=True):     # a count inside a count first
         data = _set(data, path, copy.deepcopy(rng.choice(COUNTS)))
     return data
 

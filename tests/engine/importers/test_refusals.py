@@ -320,3 +320,42 @@ def test_import_paths_passes_the_limit_down(tmp_path):
         import_paths([cfg], max_objects=2)
     assert e.value.problems == [f"{cfg}: T.workloadTemplate[0].count: 3 nodes: would make 3 cluster objects; at most 2 "
                                 "are allowed (objects plus the objects the actions create)"]
+
+
+def test_null_fields_read_as_absent():
+    # kubectl writes null for an empty field: the converter reads it as absent, never as a mapping
+    p = with_field(pod("web-1", "shop"), "spec", None)
+    sc = import_files([("dump.yaml", dump(with_field(node("n1"), "status", None), p))]).scenario
+    assert [(o["kind"], o.get("spec"), o.get("status")) for o in sc["objects"]] == [("Node", {}, None),
+                                                                                      ("Pod", {}, {})]
+    ops = [{"opcode": "createNodes", "count": 2, "nodeTemplatePath": "n.yaml",
+            "nodeAllocatableStrategy": {"nodeAllocatable": {"cpu": "8"}}},
+           {"opcode": "createPods", "count": 1, "podTemplatePath": "p.yaml",
+            "persistentVolumeClaimTemplatePath": "pvc.yaml", "persistentVolumeTemplatePath": "pv.yaml"}]
+    templates = [("n.yaml", "kind: Node\nmetadata: {generateName: x-, labels: null}\nstatus: {capacity: null}\n"),
+                 ("p.yaml", "kind: Pod\nmetadata: null\nspec: {containers: [{name: c}]}\n"),
+                 ("pvc.yaml", "kind: PersistentVolumeClaim\nmetadata: null\nspec: null\n"),
+                 ("pv.yaml", "kind: PersistentVolume\nmetadata: null\nspec: {csi: null, capacity: {storage: 1Gi}}\n")]
+    sc = import_files([("perf.yaml", perf(ops))] + templates).scenario
+    nodes = [o for o in sc["objects"] if o["kind"] == "Node"]
+    assert nodes[1] == {"kind": "Node", "metadata": {"labels": {"kubernetes.io/hostname": "x-1"}, "name": "x-1"},
+                        "status": {"allocatable": {"cpu": "8"}}}
+    claim, volume, p = [o for o in sc["objects"] if o["kind"] != "Node"]
+    assert claim == {"kind": "PersistentVolumeClaim", "metadata": {"name": "pvc-0", "namespace": "namespace-1"},
+                     "spec": {"volumeName": "namespace-1-vol-0"}, "status": {"phase": "Bound"}}
+    assert volume["metadata"] == {"name": "namespace-1-vol-0"}
+    assert p["metadata"] == {"name": "pod-0", "namespace": "namespace-1"}
+
+
+def test_the_validators_problems_name_the_config_and_the_op_that_made_the_object():
+    ops = [{"opcode": "createNodes", "count": 1},
+           {"opcode": "churn", "mode": "create", "number": 1, "templatePaths": ["p.yaml"]},
+           {"opcode": "createPods", "count": 1, "podTemplatePath": "p.yaml"},
+           {"opcode": "createPods", "count": 1, "podTemplatePath": "p.yaml"}]
+    template = "kind: Pod\nmetadata: {generateName: p-}\nspec: {containers: [{name: c, resources: {requests: {cpu: 5x}}}]}\n"
+    quantity = 'spec.containers[0].resources.requests.cpu: "5x" is not a quantity'
+    # an object at t=0, then the actions: the churn's at 0.5 s, the second op's pod at 1 s
+    assert refused([("perf.yaml", perf(ops)), ("p.yaml", template)]) == [
+        f"perf.yaml: T.workloadTemplate[2] (pod 0).{quantity}",
+        f"perf.yaml: T.workloadTemplate[1] (churn Pod p-0).{quantity}",
+        f"perf.yaml: T.workloadTemplate[3] (pod 0).{quantity}"]
