@@ -129,6 +129,7 @@ class PerfConverter:
         self.name = "scheduler-perf"
         self.title = ""
         self._templates = {}
+        self._resolved = {}
         self._ns_counter = {}
 
     def fail(self, place, msg):
@@ -346,11 +347,17 @@ class PerfConverter:
             return False
         return True
 
+    def _resolve(self, path):
+        """``resolve(path)``, once a path."""
+        if path not in self._resolved:
+            self._resolved[path] = self.resolve(path)
+        return self._resolved[path]
+
     def _template(self, path, place, kind):
         """The template ``path`` names, of ``kind``, or None (problem recorded, once a path)."""
         if path in self._templates:
             return self._templates[path]
-        m, err = self.resolve(path)
+        m, err = self._resolve(path)
         if err:
             self.fail(place, err)
             m = None
@@ -387,14 +394,12 @@ class PerfConverter:
             for d, a in (self.get(alloc, "csiNodeAllocatable", dict, sp) or {}).items():
                 if a is not None and not isinstance(a, dict):
                     self.fail(f"{sp}.csiNodeAllocatable.{d}", wrong_type(a, dict))
-        if path:
-            tm = self._template(path, f"{place}.nodeTemplatePath", "Node")
-            if tm is None:
-                return None
+        tm = self._template(path, f"{place}.nodeTemplatePath", "Node") if path else None
+        if n is None or n == 0 or len(self.problems) != before:
+            return None     # (nothing read of the template: an op of no nodes costs nothing)
+        if tm is not None:
             base = trim(tm, NODE_KEEP_FROM_TEMPLATE, "Node", self.report)
             prefix = (tm.get("metadata") or {}).get("generateName") or ""
-        if n is None or n == 0 or len(self.problems) != before:
-            return None
         csi_node = alloc is not None and bool(alloc.get("csiNodeAllocatable") or alloc.get("migratedPlugins"))
         node = self._node(base, prefix, self._node_index, 0, label, unique, alloc)
         size = count_values(node)   # of one node (and its CSINode)
@@ -474,7 +479,7 @@ class PerfConverter:
             if not isinstance(path, str):
                 self.fail(f"{place}.templatePaths[{j}]", wrong_type(path, str))
                 continue
-            m, err = self.resolve(path)
+            m, err = self._resolve(path)
             if err:
                 self.fail(f"{place}.templatePaths[{j}]", err)
                 continue
@@ -498,9 +503,15 @@ class PerfConverter:
         else:   # each slot in turn: created on its even visits, deleted on its odd ones
             rounds, rest = divmod(ticks, number)
             creates = number * ((rounds + 1) // 2) + (rest if rounds % 2 == 0 else 0)
+        if creates == 0:
+            return None
         live = [tm for tm in templates if tm is not None]
         scratch = ImportReport()
-        size = sum(count_values(self._churn_object(tm, "churn-0", ns, scratch)) for tm in live)
+        sizes = {}      # a template named again and again is measured once
+        for tm in live:
+            if id(tm) not in sizes:
+                sizes[id(tm)] = count_values(self._churn_object(tm, "churn-0", ns, scratch))
+        size = sum(sizes[id(tm)] for tm in live)
         what = f"a churn every {iv} ms for {(end - start) / US:g} s (up to the workload's last op): "
         if not self._room(creates * len(live), creates * size, place, what):
             return False
@@ -619,27 +630,25 @@ class PerfConverter:
                                      for d, a in sorted(drivers.items(), key=lambda da: str(da[0]))]}}
 
     def _churn(self, templates, mode, number, ticks, interval, ns, start, place):
-        slots = [[None] * max(number, 1) for _ in templates]
+        slots = [{} for _ in templates]     # recreate: slot -> (kind, name) of its live object
         counters = [0] * len(templates)
         tick = start
+        live = [(j, tm) for j, tm in enumerate(templates) if tm is not None]
         for count in range(min(ticks, number) if (mode == "create" and number) else ticks):
             tick += interval
-            for j, tm in enumerate(templates):
-                if tm is None:
-                    continue
+            for j, tm in live:
                 if mode == "create":
                     self._churn_create(tm, j, counters, ns, tick, place)
                 else:
                     s = count % number
-                    if slots[j][s] is None:
+                    if s not in slots[j]:
                         slots[j][s] = self._churn_create(tm, j, counters, ns, tick, place)
                     else:
-                        kind, name = slots[j][s]
+                        kind, name = slots[j].pop(s)
                         ref = {"kind": kind, "name": name}
                         if kind == "Pod":
                             ref["namespace"] = ns
                         self._act({"at": tick / US, "delete": ref}, f"{place} (churn {kind} {name})")
-                        slots[j][s] = None
 
     @staticmethod
     def _churn_object(tm, name, ns, report):

@@ -359,3 +359,18 @@ def test_the_validators_problems_name_the_config_and_the_op_that_made_the_object
         f"perf.yaml: T.workloadTemplate[2] (pod 0).{quantity}",
         f"perf.yaml: T.workloadTemplate[1] (churn Pod p-0).{quantity}",
         f"perf.yaml: T.workloadTemplate[3] (pod 0).{quantity}"]
+
+
+def test_a_churn_naming_its_templates_again_and_again_is_counted_once_a_template(nothing_made):
+    tm = yaml.safe_dump({"apiVersion": "v1", "kind": "Pod",
+                         "metadata": {"generateName": "p-", "labels": {f"l{i}": "x" for i in range(1000)}},
+                         "spec": {"containers": [{"name": "c"}]}})
+    ops = [{"opcode": "createNodes", "count": 1},
+           {"opcode": "churn", "mode": "create", "number": 1, "templatePaths": ["big.yaml"] * 2000 + ["s.yaml"] * 5000},
+           {"opcode": "createPods", "count": 0}]
+    files = [("big.yaml", tm), ("s.yaml", "kind: Service\nmetadata: {name: s}\n")]
+    # one tick (at 0.5 s, before the workload ends at 1 s): each of the 2,000 templates makes one pod of
+    # 2,020 values (its 1,000 labels, keys and values), besides the node (23)
+    assert perf_refused(ops, files=files, max_objects=20_000) == [
+        "perf.yaml: T.workloadTemplate[1]: a churn every 500 ms for 1 s (up to the workload's last op): would make "
+        "objects of 4,040,023 values in all; at most 2,000,000 are allowed (100 an object on average)"]
