@@ -12,7 +12,6 @@ The seed is ``FUZZ_SEED`` (default 2026); a failure names the seed and the case,
 is in the pytest temporary directory, to replay with ``python -m engine import``.
 """
 import copy
-import gzip
 import io
 import json
 import os
