@@ -4,7 +4,8 @@ needs nothing of the presenters."""
 from __future__ import annotations
 
 from visualizer import presenters
-from visualizer.runner import _collector_paused, open_live
+from engine.timeline import collector_paused
+from visualizer.runner import open_live
 
 
 def render_frame(session_id, log_filter=None, view=None):
@@ -14,12 +15,12 @@ def render_frame(session_id, log_filter=None, view=None):
     (the state of 10,000 pods alone is 30,000), whose allocation would set off collections in
     the middle of the frame (a tenth of a second now and then at 5,000 nodes); nearly all are
     freed by reference counting before the collector runs again."""
-    with open_live(session_id) as live, _collector_paused():
+    with open_live(session_id) as live, collector_paused():
         return live.version, presenters.render_panels(live, log_filter=log_filter, view=view)
 
 
 def render_log(session_id, log_filter):
-    with open_live(session_id) as live, _collector_paused():
+    with open_live(session_id) as live, collector_paused():
         return live.version, presenters.render_panels(live, names=("log",), log_filter=log_filter)
 
 
@@ -30,5 +31,5 @@ def render_own(session_id, log_filter, view):
     names = (("log",) if log_filter else ()) + (presenters.VIEW_PANELS if view else ())
     if not names:
         return None, []
-    with open_live(session_id) as live, _collector_paused():     # (see render_frame)
+    with open_live(session_id) as live, collector_paused():     # (see render_frame)
         return live.version, presenters.render_panels(live, names=names, log_filter=log_filter, view=view)

@@ -2,21 +2,15 @@
 
 Views and consumers stay thin and call the functions here; nothing else touches a Stepper.
 
-A session's run is a **timeline**: the trace events revealed so far (``high_water`` of them,
-the *head*), the cluster events injected on the way, and the position shown now. The presenter
-may travel back (``back``, ``jump``); the view is then the engine rebuilt from the scenario up
-to that position, and stepping forward walks along the recorded timeline (injections included)
-until the head, where the engine runs on. Injecting a cluster event while behind the head
-starts a new branch: the recorded future (and the injections in it) is dropped.
+A session's run is a **timeline** (``engine.timeline.Timeline``, which owns time travel: the
+head, the position shown, checkpoints, branching on inject; ``LiveSession.run``): the trace
+events revealed so far (``high_water`` of them, the *head*), the cluster events injected on
+the way, and the position shown now. This module keeps one per live session and adds what a
+web session needs around it.
 
 Because the engine is deterministic, the database row (``models.Session``) holds only what a
 replay needs; a process that has no copy of the run, or an older one (``version``), rebuilds
 it (``rebuild``), so a server restart loses nothing and two processes can serve one session.
-
-``rebuild`` replays injections the way they happened rather than with ``Stepper.replay``: an
-injection made after ``run_until`` advanced the clock past units that emitted no event (a
-backoff flush that moved nothing) is applied after running the clock there again, and the
-head's clock is restored, so the rebuilt engine is the live one, clock included.
 
 Play runs server-side as an asyncio task per session (``start_play``); each tick does the
 steps that are due at the chosen speed and publishes one frame, so updates are coalesced.
@@ -39,7 +33,6 @@ Bounds, so that one presenter cannot starve the other sessions of the process:
 from __future__ import annotations
 
 import asyncio
-import bisect
 import datetime
 import gc
 import hashlib
@@ -52,21 +45,20 @@ from dataclasses import dataclass
 
 import math
 
-from engine import US, Scenario, ScenarioError
-from engine.errors import EngineError
+from engine import US, Scenario
 from engine.objects import Problems
 from engine.quantity import MAX_DURATION_SECONDS
 from engine.scenario import parse_action
 from engine.checkpoint import Checkpointer
-from engine.stepper import GROUPED_POINTS, Stepper
+from engine import timeline as timeline_mod
+from engine.stepper import Stepper
+from engine.timeline import STEP_KINDS, Timeline
 from visualizer import metrics, moment
 from visualizer.errors import Conflict, ControlError, OverBudget  # noqa: F401 - raised here, and re-exported
-from visualizer.events import forward, span, time_us_at
 from visualizer.models import Session
 
 log = logging.getLogger(__name__)
 
-STEP_KINDS = ("event", "point", "cycle")
 SPEEDS = (0.5, 1, 2, 5, 10, 25, 100)   # steps per second; 0 means as fast as possible
 PUSH_INTERVAL = 0.1                     # seconds between frames while playing (at most)
 TICK_BUDGET = 0.1                       # seconds of engine work per tick at full speed
@@ -89,7 +81,6 @@ CLUSTER_OBJECT_BYTES = 8 * 1024
 CHECKPOINT_OPTIONS: dict = {}
 
 
-_CYCLE_ENDS = frozenset(("CycleEnd", "CycleSkipped"))
 
 
 @dataclass
@@ -142,101 +133,16 @@ def parse_injection(scenario, verb, body, index):
     return action
 
 
-_gc_paused = 0
-# young (gen0) objects that may pile up while pauses overlap before a pause that ends collects
-PAUSED_YOUNG_LIMIT = 100_000
-_gc_was_enabled = True
-_gc_lock = threading.Lock()
+def _action_of(scenario):
+    """The engine action of a recorded injection (for engine.timeline)."""
+    return lambda i, inj: parse_injection(scenario, inj.verb, inj.body, i)
 
 
-@contextmanager
-def _collector_paused():
-    """The cyclic garbage collector off for a bounded piece of work (restoring a checkpoint and
-    replaying at most one checkpoint interval): unpickling an engine creates many objects at
-    once, which triggers full collections of the whole heap (the other sessions' engines and
-    traces), several times slower than the work itself (bench/travel.py). Garbage made
-    meanwhile is collected afterwards as usual. Nested and concurrent uses keep it off until
-    the last one ends."""
-    global _gc_paused, _gc_was_enabled
-    with _gc_lock:
-        _gc_paused += 1
-        if _gc_paused == 1:
-            _gc_was_enabled = gc.isenabled()
-            gc.disable()
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_paused -= 1
-            if _gc_paused == 0 and _gc_was_enabled:
-                gc.enable()
-            elif _gc_paused > 0 and _gc_was_enabled and gc.get_count()[0] > PAUSED_YOUNG_LIMIT:
-                # overlapping pauses (renders in several threads) could keep the collector off
-                # indefinitely: past this many young objects, collect them anyway
-                gc.collect(1)
-
-
-def rebuild(scenario, injections, position, clock_us=None, *, checkpoints=None, timeline=None,
-            record=None, unit_ends=None) -> Stepper:
-    """The engine after ``position`` events of a run with these injections (those recorded at
-    positions before ``position``), and with its clock at ``clock_us`` if that is later.
-
-    It starts from the latest of ``checkpoints`` (a Checkpointer of the run whose events are
-    ``timeline``) at or before ``position`` when there is one, else from the start; ``record``
-    is a Checkpointer to take checkpoints of this stepper's run as it goes (the head's).
-    ``unit_ends`` (the recorded run's ``Stepper.unit_ends``) lets the replay run the units
-    before the last one with the trace off (``Stepper.fast_forward``)."""
-    cp = checkpoints.latest(position) if (checkpoints is not None and timeline is not None) else None
-    if cp is None:
-        return _rebuild(scenario, injections, position, clock_us, None, timeline, record, unit_ends)
-    with _collector_paused():
-        st = _rebuild(scenario, injections, position, clock_us, cp, timeline, record, unit_ends)
-        # the restored engine's objects are all in the youngest generation (the collector was
-        # off): one collection of the young generations now frees the replay's garbage and
-        # moves them to the oldest, rather than the next frames' collections walking them once
-        # per generation (0.3 s at 5,000 nodes, bench/travel.py). Not frozen: the garbage an
-        # engine leaves when it is dropped later must stay collectable.
-        gc.collect(1)
-        return st
-
-
-def _rebuild(scenario, injections, position, clock_us, cp, timeline, record, unit_ends=None) -> Stepper:
-    st, applied = None, 0
-    if cp is not None:
-        try:
-            st = Stepper.resume(scenario, cp, timeline, unit_ends)
-            applied = cp.injected
-        except Exception:       # noqa: BLE001 - a checkpoint that does not restore: from the start
-            log.exception("session checkpoint at %s did not restore; replaying from the start", cp.position)
-            st = None
-    if st is None:
-        st = Stepper(scenario)
-    moment.attach(st)   # the page shows the engine as it was at the last revealed event
-    if record is not None:
-        record.attach(st)
-    for i, inj in enumerate(injections):
-        if inj.position >= position:
-            break
-        if i < applied:
-            continue    # already in the checkpoint's engine
-        if timeline is not None and record is None:
-            st.fast_forward(timeline, unit_ends, inj.position)
-        st.reveal_to(inj.position, inj.time_us)
-        if inj.time_us > st.engine.now:
-            st.advance_until(inj.time_us / US)
-        st.inject(parse_injection(scenario, inj.verb, inj.body, i))
-    # the time of the last event wanted bounds the replay: the periodic flushes due by then run
-    # even where the queues fell idle (as they did when the run was taken to a later time)
-    if timeline is not None and 0 < position <= len(timeline):
-        bound = time_us_at(timeline, position - 1)
-    else:
-        bound = clock_us
-    if timeline is not None and record is None:
-        st.fast_forward(timeline, unit_ends, position)
-    st.reveal_to(position, bound)
-    if clock_us is not None and clock_us > st.engine.now and st.position == len(st.events):
-        st.advance_until(clock_us / US)
-    return st
+def rebuild(scenario, injections, position, clock_us=None, **kw) -> Stepper:
+    """``engine.timeline.rebuild`` of a session's run (its injections parsed as the page's, the
+    page's moment attached to the stepper)."""
+    return timeline_mod.rebuild(scenario, injections, position, clock_us, action_of=_action_of(scenario),
+                                attach=moment.attach, **kw)
 
 
 # The scenario parsed last (by validate_scenario), which the session made of it reuses when it
@@ -327,7 +233,9 @@ def _kept_bytes(events, retained=False) -> int:
 
 
 class LiveSession:
-    """One session's engine in this process, at the position the session shows."""
+    """One session's run in this process (an ``engine.timeline.Timeline``) at the position the
+    session shows, with what a web session adds: its database row, its memory budget and the
+    validation of the presenter's controls."""
 
     def __init__(self, row: Session):
         self.id = row.pk
@@ -339,30 +247,55 @@ class LiveSession:
         self.plugin_code = row.plugin_code or {}   # the plugin code it was recorded with (changes.py)
         self.baseline = row.baseline               # the last reload's record, or None
         self.scenario = parsed_scenario(row.scenario_text, row.source or "<input>")
-        self.injections = [Injection.from_json(d) for d in row.injections]
-        self.high_water = row.high_water
-        self.head_clock_us = row.head_clock_us
         self.last_change = (min(row.change_start, row.position), row.position)
         from django.conf import settings
         # checkpoints of the head's run, for travelling back (engine/checkpoint.py): at most a
         # quarter of the session's memory budget
-        self.checkpointer = Checkpointer(budget_bytes=int(settings.SESSION_MEMORY_BUDGET_MB * 1024 * 1024 / 4),
-                                         clock=time.perf_counter,
-                                         **CHECKPOINT_OPTIONS)
-        self.head = rebuild(self.scenario, self.injections, self.high_water, self.head_clock_us,
-                            record=self.checkpointer)
-        self.timeline = self.head.events
-        # A session that has not begun loads its scenario's objects into a second engine now
-        # (the run's first unit: 0.2-0.5 s at 5,000 nodes and 10,000 pods), which the first
-        # step or run takes over instead of running that unit then; until then the page shows
-        # the untouched head, as before. A cluster event first drops it (the head loads then).
-        self._preloaded = None
-        if self.high_water == 0 and not self.injections and not self.head.engine._loaded:
-            self._preloaded = self._preload()
-        if row.position >= self.high_water:
-            self.stepper = self.head
-        else:
-            self.stepper = self._shown_at(row.position)
+        checkpointer = Checkpointer(budget_bytes=int(settings.SESSION_MEMORY_BUDGET_MB * 1024 * 1024 / 4),
+                                    clock=time.perf_counter, **CHECKPOINT_OPTIONS)
+        self.run = Timeline(self.scenario, [Injection.from_json(d) for d in row.injections], row.high_water,
+                            row.head_clock_us, row.position, checkpointer=checkpointer,
+                            action_of=_action_of(self.scenario), attach=moment.attach)
+
+    # ------------------------------------------------------------------ the timeline's parts
+
+    @property
+    def stepper(self) -> Stepper:
+        """The stepper at the position shown."""
+        return self.run.shown
+
+    @stepper.setter
+    def stepper(self, st: Stepper) -> None:
+        self.run.shown = st
+
+    @property
+    def head(self) -> Stepper:
+        return self.run.head
+
+    @property
+    def timeline(self):
+        """The recorded events (the head's)."""
+        return self.run.events
+
+    @property
+    def checkpointer(self) -> Checkpointer:
+        return self.run.checkpointer
+
+    @property
+    def injections(self) -> list:
+        return self.run.injections
+
+    @property
+    def high_water(self) -> int:
+        return self.run.high_water
+
+    @property
+    def head_clock_us(self) -> int:
+        return self.run.head_clock_us
+
+    @property
+    def _preloaded(self):
+        return self.run.preloaded
 
     # ------------------------------------------------------------------ reading
 
@@ -373,15 +306,15 @@ class LiveSession:
 
     @property
     def position(self) -> int:
-        return self.stepper.position
+        return self.run.position
 
     @property
     def at_head(self) -> bool:
-        return self.position >= self.high_water
+        return self.run.at_head
 
     @property
     def finished(self) -> bool:
-        return self.at_head and self.stepper.finished
+        return self.run.finished
 
     def revealed(self) -> list:
         return self.stepper.events[:self.stepper.position]
@@ -416,122 +349,23 @@ class LiveSession:
                  "look at what happened, or start a smaller scenario"],
                 title="Stopped: this session reached its memory budget")
 
-    # ------------------------------------------------------------------ moving
-
-    def _preload(self) -> Stepper:
-        st = Stepper(self.scenario)
-        moment.attach(st)
-        st._advance_unit()
-        return st
+    # ------------------------------------------------------------------ moving (engine/timeline.py)
 
     def loaded_at_start(self) -> Stepper:
-        """The scenario's engine after its first unit (its objects loaded, nothing else done):
-        the preloaded one when there is one, else a new one (for exports at position 0)."""
-        if self._preloaded is not None:
-            return self._preloaded
-        st = Stepper(self.scenario)
-        st._advance_unit()
-        return st
-
-    def _take_preloaded(self) -> None:
-        """Before the head's first unit: the preloaded stepper becomes the head (its first unit
-        already run, none of its events revealed: what the head would be after running it)."""
-        pre, self._preloaded = self._preloaded, None
-        if pre is None:
-            return
-        head = self.head
-        if self.stepper is head and head.position == 0 and not head.engine._loaded and not self.injections:
-            self.checkpointer.attach(pre)
-            self.head = self.stepper = pre
-            self.timeline = pre.events
-            head.discard()
-        else:
-            pre.discard()
-
-    def _head_moved(self) -> None:
-        st = self.stepper
-        self.head = st
-        self.high_water = st.position
-        self.head_clock_us = st.engine.now
-        self.timeline = st.events
-
-    def _shown_at(self, target: int) -> Stepper:
-        """A stepper at ``target`` (behind the head) on the recorded timeline: from the latest
-        checkpoint before it, replaying the rest."""
-        return rebuild(self.scenario, self.injections, target, checkpoints=self.checkpointer,
-                       timeline=self.timeline, unit_ends=self.head.unit_ends)
-
-    def _target(self, kind: str) -> int:
-        """Where one step of ``kind`` ends on the recorded timeline (behind the head)."""
-        ev, p, hw = self.timeline, self.position, self.high_water
-        if kind == "event":
-            return p + 1
-        if kind == "point":
-            e = ev[p]
-            q = span(ev, p)[1]          # a stored batch is one point's results: taken whole
-            if e["type"] == "PluginResult" and e.get("point") in GROUPED_POINTS:
-                key = (e["pod"], e.get("cycle"), e["point"], e.get("dryRun"))
-                while q < hw:
-                    f = ev[q]
-                    if f["type"] != "PluginResult" or (f["pod"], f.get("cycle"), f["point"], f.get("dryRun")) != key:
-                        break
-                    q = span(ev, q)[1]
-            return min(q, hw)
-        for e in forward(ev, p, hw, quiet=False, types=_CYCLE_ENDS):   # only these are read
-            return e["seq"] + 1
-        return hw
+        return self.run.loaded_at_start()
 
     def move_to(self, target: int) -> None:
         """Show the run after ``target`` events of the recorded timeline (time travel)."""
-        target = max(0, min(int(target), self.high_water))
-        p = self.position
-        if target == p:
-            return
-        if target == self.high_water:
-            self._show(self.head)           # kept at the head all along
-            return
-        forward_clear = target > p and not any(p <= i.position < target for i in self.injections)
-        cp = self.checkpointer.latest(target)
-        if forward_clear and (cp is None or cp.position <= p):
-            # on from here (nearer than any checkpoint), as far as that event's time; whole
-            # units before the target's with the trace off
-            st = self.stepper
-            if target > len(st.events):
-                st.position = len(st.events)    # past the rest of this unit's events
-                st.fast_forward(self.timeline, self.head.unit_ends, target)
-            st.reveal_to(target, time_us_at(self.timeline, target - 1))
-        else:
-            self._show(self._shown_at(target))
-
-    def _show(self, st: Stepper) -> None:
-        """Show ``st``; a stepper behind the head that is no longer shown is freed at once."""
-        old, self.stepper = self.stepper, st
-        if old is not st and old is not self.head:
-            old.discard()
+        self.run.move_to(target)
 
     def step(self, kind: str, defer_checkpoint: bool = False) -> bool:
         """One step of ``kind`` (event, point, cycle); False if nothing more happens. With
         ``defer_checkpoint`` (a presenter's single step) a checkpoint that comes due is left
-        for ``take_due_checkpoint``, after the frame is out."""
+        for ``take_due_checkpoint``, after the frame is out. New engine work must be within
+        the memory budget."""
         if kind not in STEP_KINDS:
             raise ControlError(f"unknown step {kind!r} (one of {', '.join(STEP_KINDS)})")
-        if not self.at_head:
-            self.move_to(self._target(kind))
-            return True
-        self._take_preloaded()
-        if self.stepper.position >= len(self.stepper.events):   # new engine work: within budget?
-            self.check_budget()
-        # a checkpoint coming due in one step is taken after its frame is out (take_due_checkpoint):
-        # at 5,000 nodes taking one costs more than the step itself
-        self.checkpointer.defer = defer_checkpoint
-        try:
-            got = self.stepper.advance(kind)
-        finally:
-            self.checkpointer.defer = False
-        if not got:
-            return False
-        self._head_moved()
-        return True
+        return self.run.step(kind, defer_checkpoint, before_engine_work=self.check_budget)
 
     def run_until(self, seconds: float, slice_seconds: float | None = None) -> bool:
         """Everything due at virtual times <= ``seconds`` happens; an earlier time than the
@@ -541,44 +375,23 @@ class LiveSession:
         if not math.isfinite(seconds) or seconds < 0 or seconds > MAX_DURATION_SECONDS:
             raise ControlError(f"{seconds:g}s is not a time the engine can run to (0 to {MAX_DURATION_SECONDS}s)")
         until_us = int(round(seconds * US))
-        if until_us < self.stepper.engine.now or (not self.at_head and until_us < self.head_clock_us):
-            # times never decrease along a timeline: the events at or before until_us come first
-            known = bisect.bisect_right(range(self.high_water), until_us,
-                                        key=lambda i: time_us_at(self.timeline, i))
-            self.move_to(known)
+        if self.run.known_before(until_us):
+            self.run.travel_to_time(until_us)
             return True
         head_now = max(self.head_clock_us, self.stepper.engine.now)
         if until_us - head_now > MAX_RUN_AHEAD * US:
             raise ControlError(f"{seconds:g}s is more than {MAX_RUN_AHEAD // 3600} hours of virtual time ahead "
                                f"of the clock ({head_now / US:g}s); run in shorter spans")
         self.check_budget()
-        if not self.at_head:
-            self.move_to(self.high_water)
-        self._take_preloaded()
-        if slice_seconds is None:
-            self.stepper.advance_until(seconds)
-        else:
-            started = time.perf_counter()
-            while True:
-                self.stepper.advance_until(seconds, max_units=RUN_SLICE_UNITS)
-                if self.stepper.run_complete or time.perf_counter() - started >= slice_seconds:
-                    break
-        self._head_moved()
-        return self.stepper.run_complete
+        return self.run.run_until(seconds, slice_seconds, slice_units=RUN_SLICE_UNITS, clock=time.perf_counter)
 
     def back(self) -> bool:
-        if self.position == 0:
-            return False
-        self.move_to(self.position - 1)
-        return True
+        return self.run.back()
 
     def prepare_injection(self, verb: str, body):
         """Validate an injection without applying it: (stored body, action, injections kept)."""
         body = _plain(body)
-        if not self.at_head:
-            kept = [i for i in self.injections if i.position < self.position]
-        else:
-            kept = self.injections
+        kept = self.run.kept_injections()
         if len(kept) >= MAX_INJECTIONS:
             raise ControlError([f"this session already has {len(kept)} injected cluster events, the most one "
                                 "session keeps; start a new session"], title="Too many cluster events")
@@ -593,23 +406,8 @@ class LiveSession:
 
     def inject(self, verb: str, body, prepared=None) -> None:
         """Apply a cluster event now; behind the head, the recorded future is dropped."""
-        body, action, kept = prepared or self.prepare_injection(verb, body)
-        if self._preloaded is not None:
-            self._preloaded.discard()       # the head loads before the injection, as it would
-            self._preloaded = None
-        self.injections = kept
-        self.stepper.inject(action)
-        pos, at, _ = self.stepper.injections[-1]
-        self.injections.append(Injection(pos, at, verb, body))
-        dropped = self.head if self.stepper is not self.head else None
-        if dropped is not None:
-            # the shown run becomes the head: the checkpoints of the dropped future go, and the
-            # new head's run is checkpointed from here on
-            self.checkpointer.forget_after(pos, len(kept))
-            self.checkpointer.attach(self.stepper)
-        self._head_moved()
-        if dropped is not None:
-            dropped.discard()   # its events stay, shared by the new head's log
+        body, action, _kept = prepared or self.prepare_injection(verb, body)
+        self.run.inject(action, lambda pos, at: Injection(pos, at, verb, body))
 
     # ------------------------------------------------------------------ storing
 

@@ -1,5 +1,5 @@
 """A session that has not begun loads its scenario into a second engine when it opens
-(LiveSession._preload), which the first step or run takes over: the first click at 5,000 nodes
+(engine.timeline.Timeline._preload), which the first step or run takes over: the first click at 5,000 nodes
 and 10,000 pods no longer runs that unit. What the session does must not change: every
 sequence of controls gives the same events, positions, pages and states with the preload as
 without it, and the page before the first step is the untouched one."""
@@ -26,7 +26,8 @@ SEQUENCES = [
 
 def _play(text, sequence, preload, monkeypatch):
     if not preload:
-        monkeypatch.setattr(runner.LiveSession, "_preload", lambda self: None)
+        from engine.timeline import Timeline
+        monkeypatch.setattr(Timeline, "_preload", lambda self: None)
     else:
         monkeypatch.undo()
     runner.reset()

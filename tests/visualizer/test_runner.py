@@ -277,12 +277,13 @@ def test_travelling_back_restores_a_checkpoint_and_shows_exactly_the_replayed_st
 def test_the_collector_is_paused_only_while_a_checkpoint_is_restored_and_replayed(monkeypatch, scenario_text):
     import gc
     seen = []
-    real = runner._rebuild
+    from engine import timeline as tl
+    real = tl._rebuild
 
     def spy(*args):
         seen.append((args[4] is not None, gc.isenabled()))
         return real(*args)
-    monkeypatch.setattr(runner, "_rebuild", spy)
+    monkeypatch.setattr(tl, "_rebuild", spy)
     from engine import Scenario
     from engine.checkpoint import Checkpointer
     from engine.stepper import Stepper
