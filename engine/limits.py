@@ -16,7 +16,13 @@ from .yamlload import MAX_BYTES, MAX_DEPTH, MAX_DOCUMENTS, MAX_NODES
 #: number (a caller may pass a smaller one, as the web app does: ``SESSION_MAX_OBJECTS``).
 MAX_SCENARIO_OBJECTS = 200_000
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_DOCUMENTS", "MAX_NODES", "MAX_SCENARIO_OBJECTS", "too_many_objects"]
+#: The values (mappings, lists, keys and scalars, as engine/yamlload.py counts them) an object
+#: an importer generates may hold on average: a generated object repeats its template, so a
+#: large template times a large count is bounded too (upstream's templates hold 10 to 60).
+MAX_VALUES_PER_OBJECT = 100
+
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_DOCUMENTS", "MAX_NODES", "MAX_SCENARIO_OBJECTS", "MAX_VALUES_PER_OBJECT",
+           "too_many_objects"]
 
 
 def too_many_objects(count: int, limit: int) -> str:

@@ -50,10 +50,7 @@ from ..quantity import US, _q, parse_duration
 from .kube import POD_KEEP, DROP_REASONS, VOLUME_KEEP, at, check_fields, mapping_at, trim, wrong_type
 from .report import ImportReport
 
-#: the values (mappings, lists, keys and scalars, as engine/yamlload.py counts them) an imported
-#: object may hold on average: a generated object repeats its template, so a large template
-#: times a large count is bounded too (upstream's templates hold 10 to 60)
-MAX_VALUES_PER_OBJECT = 100
+MAX_VALUES_PER_OBJECT = limits.MAX_VALUES_PER_OBJECT
 BASE_NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {},
              "status": {"capacity": {"pods": "110", "cpu": "4", "memory": "32Gi"}}}
 BASE_POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "pod-"},
