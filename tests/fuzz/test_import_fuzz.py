@@ -329,3 +329,59 @@ def test_amplifying_scheduler_perf_configs_are_refused(tmp_path):
     path.write_text(AMPLIFYING["namespaces.yaml"][0], encoding="utf-8")
     code, err = run_subprocess([str(path)], f"amplifying namespaces.yaml ({path})")
     assert code == 2 and "1,000,000,000,000 namespaces" in err, err
+
+
+# ------------------------------------------------------------------ the same inputs through the upload form
+
+WEB_CASES = 60                 # mutated uploads (each starts a worker process: about 0.5 s)
+WEB_SECONDS = 60
+WEB_CASE_SECONDS = 20          # one upload, answer included (the worker's own CPU limit is 30 s)
+
+
+def _upload(client, files):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    uploads = [SimpleUploadedFile(name, text.encode("utf-8", "surrogatepass"), content_type="application/yaml")
+               for name, text in files]
+    started = time.perf_counter()
+    response = client.post("/sessions/", {"scenario_file": uploads})
+    return response, time.perf_counter() - started
+
+
+@pytest.mark.django_db
+def test_the_same_inputs_uploaded_get_an_answer_and_the_server_stays_up(client):
+    """Issue 22: the web upload of the fuzz's inputs (mutated files with their templates, the
+    hostile texts, the amplifying configs) answers 302 (a session), 400 or 413, each in bounded
+    time, with the problems listed, never a 500; the worker process takes any crash (this test
+    process, the server here, is still running at the end) and a session is still started."""
+    from visualizer.models import Session
+    rng = random.Random(SEED + 1)
+    seeds = all_seeds()
+    kinds_list = sorted(KIND_WEIGHTS)
+    cases = []
+    for i in range(WEB_CASES):
+        kind = rng.choices(kinds_list, [KIND_WEIGHTS[k] for k in kinds_list])[0]
+        seed = rng.choice([s for s in seeds if s.kind == kind])
+        main_text, others, how = mutated_case(seed, rng)
+        cases.append((f"mutated {i} ({seed.kind} {seed.name}, {how})", [(seed.name, main_text)] + sorted(others.items())))
+    cases += [(f"hostile {name}", [(name, text)]) for name, text in HOSTILE_TEXTS.items()]
+    cases += [(f"amplifying {name}", [(name, text)] + list(templates.items()))
+              for name, (text, templates) in AMPLIFYING.items()]
+    cases += [(f"web only {name}", [(name, text)]) for name, text in WEB_ONLY.items()]
+    statuses = {}
+    started = time.perf_counter()
+    for where, files in cases:
+        if where.startswith("mutated") and time.perf_counter() - started > WEB_SECONDS:
+            continue            # past the time box: the hostile and amplifying cases still run
+        response, took = _upload(client, files)
+        body = response.content.decode("utf-8", "replace")
+        assert response.status_code in (302, 400, 413), f"seed {SEED + 1} {where}: HTTP {response.status_code}\n{body[-2000:]}"
+        assert took < WEB_CASE_SECONDS, f"seed {SEED + 1} {where}: {took:.1f} s"
+        if response.status_code != 302:
+            assert "<li data-problem>" in body, f"{where}: no problem listed"
+            assert "Traceback" not in body, where
+        statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
+    assert statuses.get(400, 0) > 10 and statuses.get(302, 0) > 3, statuses
+    before = Session.objects.count()
+    response, _ = _upload(client, [("preemption.yaml", (ROOT / "docs/examples/preemption.yaml").read_text())])
+    assert response.status_code == 302 and Session.objects.count() == before + 1
+    print(f"web import fuzz: {len(cases)} uploads in {time.perf_counter() - started:.0f}s, {statuses}")
