@@ -13,6 +13,7 @@ killed before the interpreter joins its threads), so nothing runs on for nobody.
 """
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import json
 import logging
@@ -61,7 +62,23 @@ def disconnect_watch(app):
             if message.get("type") == "http.disconnect":
                 gone.set()
             return message
-        return await app(scope, receive_noting, send)
+        # The request runs as a task of its own (it sees the Event: a task copies the context),
+        # shielded: when the server cancels its requests as it stops (Daphne's
+        # kill_all_applications), this wrapper learns it at once and sets the Event, while
+        # Django's handler would only end once the view's thread returns (its
+        # ThreadSensitiveContext waits for that thread); the view then kills its worker and
+        # returns within POLL_SECONDS.
+        task = asyncio.ensure_future(app(scope, receive_noting, send))
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            gone.set()
+            task.cancel()
+            try:
+                await task
+            except BaseException:   # noqa: BLE001 - it was cancelled; the stop goes on
+                pass
+            raise
     return watched
 
 

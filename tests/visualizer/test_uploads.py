@@ -1,6 +1,7 @@
 """Uploads are read in a worker process with limits (visualizer/uploads.py, engine/sandbox.py):
 a limit that trips is a LimitExceeded (HTTP 413) naming its setting, the worker is killed when
 the client goes away or the server stops, and nothing of it outlives the request (issue 22)."""
+import asyncio
 import os
 import threading
 import time
@@ -136,7 +137,6 @@ def test_stopping_the_server_kills_every_worker():
 
 
 def test_the_disconnect_watch_sets_the_event_the_view_sees():
-    from asgiref.sync import async_to_sync
     seen = {}
 
     async def app(scope, receive, send):
@@ -152,5 +152,35 @@ def test_the_disconnect_watch_sets_the_event_the_view_sees():
 
     async def send(message):
         pass
-    async_to_sync(uploads.disconnect_watch(app))({"type": "http"}, receive, send)
+    # in a thread of its own, with its own event loop (whatever the test process runs)
+    t = threading.Thread(target=lambda: asyncio.run(uploads.disconnect_watch(app)({"type": "http"}, receive, send)))
+    t.start()
+    t.join(10)
     assert seen == {"before": False, "after": True}
+
+
+def test_a_cancelled_request_sets_the_event_at_once():
+    """The server cancels its requests when it stops: the wrapper sets the Event at once, even
+    while the request it wraps does not end (Django's handler waits for the view's thread)."""
+    seen = {}
+
+    async def app(scope, receive, send):
+        seen["event"] = uploads._disconnected.get()
+        try:
+            await asyncio.sleep(30)
+        finally:
+            seen["ended"] = True
+
+    async def main():
+        task = asyncio.ensure_future(uploads.disconnect_watch(app)({"type": "http"}, None, None))
+        await asyncio.sleep(0.05)
+        assert not seen["event"].is_set()
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            seen["cancelled"] = True
+    t = threading.Thread(target=lambda: asyncio.run(main()))
+    t.start()
+    t.join(10)
+    assert seen["event"].is_set() and seen.get("cancelled") and seen.get("ended")

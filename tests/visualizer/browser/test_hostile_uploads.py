@@ -278,3 +278,47 @@ def test_a_session_of_the_largest_allowed_size_opens_while_others_are_served(att
     assert s == 200 and "largest" in page
     assert not health.failures and health.slowest < HEALTHZ_SECONDS
     assert others and max(others) < 5
+
+
+def test_the_server_stops_promptly_while_an_upload_is_read(attacked):
+    """SIGTERM while a worker reads a slow upload: the server exits within seconds (it does not
+    wait for the worker) and leaves no worker behind."""
+    import signal
+    import subprocess
+    client = Client(attacked.url)
+    yaml_text = "kind: Scenario\nmetadata: {name: slow}\nobjects:\n" + "".join(
+        f"- {{kind: Node, apiVersion: v1, metadata: {{name: n{i}, labels: {{a: b, c: d}}}}, "
+        f"status: {{allocatable: {{cpu: '2', memory: 8Gi, pods: '110'}}}}}}\n" for i in range(19000))
+    pid = attacked.process.pid
+
+    def workers():
+        return subprocess.run(["pgrep", "-f", "engine.sandbox"], capture_output=True, text=True).stdout.split()
+    before = set(workers())
+    thread = threading.Thread(target=lambda: _swallow(lambda: client.post_files("/sessions/", [("slow.yaml", yaml_text)],
+                                                                               timeout=30)))
+    thread.start()
+    deadline = time.monotonic() + 10
+    mine = set()
+    while not mine and time.monotonic() < deadline:
+        mine = set(workers()) - before
+        time.sleep(0.05)
+    assert mine, "no worker process was started"
+    started = time.monotonic()
+    attacked.process.send_signal(signal.SIGTERM)
+    attacked.process.wait(timeout=20)
+    stopped = time.monotonic() - started
+    thread.join(30)
+    print(f"\nthe server stopped {stopped:.2f} s after SIGTERM")
+    assert stopped < 8, stopped
+    gone_by = time.monotonic() + 3
+    while set(workers()) & mine and time.monotonic() < gone_by:
+        time.sleep(0.05)
+    assert not set(workers()) & mine
+    assert pid
+
+
+def _swallow(fn):
+    try:
+        fn()
+    except OSError:
+        pass
