@@ -186,7 +186,6 @@ def prepare(files, *, test_case=None, workload=None, source: str = "") -> tuple:
             _kill(proc)
             proc.wait()
     code = proc.returncode
-    elapsed = time.monotonic() - started
     if code == 0:
         try:
             answer = json.loads(b"".join(out_chunks))
