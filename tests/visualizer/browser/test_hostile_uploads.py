@@ -15,6 +15,10 @@ import uuid
 
 import pytest
 
+# with the browser tests, last: this folder's fixtures start Playwright, whose event loop stays
+# running in the main thread (tests/conftest.py)
+pytestmark = pytest.mark.browser
+
 ANSWER_SECONDS = 20           # one hostile request, answer included (the worker's own limit is 30 s of CPU)
 HEALTHZ_SECONDS = 2.0         # /healthz while anything is being handled
 SERVER_PEAK_MB = 700          # the server process's peak resident memory over the whole test
