@@ -285,19 +285,25 @@ def load_data(text: str, max_nodes=MAX_NODES, max_depth=MAX_DEPTH):
     return load(text, max_nodes, max_depth)[0]
 
 
-def load(text: str, max_nodes=MAX_NODES, max_depth=MAX_DEPTH):
-    """(data, root node) of one YAML document; YAMLLoadError says what is wrong and where."""
-    if len(text) > MAX_BYTES:
-        raise YAMLLoadError("YAML", f"the text is larger than {MAX_BYTES // (1024 * 1024)} MiB")
+def _bounded_loader(text: str, max_nodes: int, max_depth: int) -> BoundedSafeLoader:
+    """A BoundedSafeLoader of ``text``; a character YAML does not allow (a control character,
+    DEL, U+FFFE...) is a YAMLLoadError with its place (PyYAML's reader checks the whole text
+    first)."""
     try:
-        loader = BoundedSafeLoader(text, max_nodes=max_nodes, max_depth=max_depth)
+        return BoundedSafeLoader(text, max_nodes=max_nodes, max_depth=max_depth)
     except yaml.reader.ReaderError as e:
-        # a character YAML does not allow (a control character, DEL, U+FFFE...): its place
         pos = e.position
         line = text.count("\n", 0, pos) + 1
         column = pos - text.rfind("\n", 0, pos)
         raise YAMLLoadError(f"line {line}, column {column}",
                             f"not valid YAML (the character #x{e.character:04x} is not allowed)") from None
+
+
+def load(text: str, max_nodes=MAX_NODES, max_depth=MAX_DEPTH):
+    """(data, root node) of one YAML document; YAMLLoadError says what is wrong and where."""
+    if len(text) > MAX_BYTES:
+        raise YAMLLoadError("YAML", f"the text is larger than {MAX_BYTES // (1024 * 1024)} MiB")
+    loader = _bounded_loader(text, max_nodes, max_depth)
     try:
         try:
             root = loader.get_single_node()
@@ -403,14 +409,7 @@ def load_documents(text: str, max_nodes=MAX_NODES, max_depth=MAX_DEPTH, max_docu
 
 
 def _load_all_bounded(text, max_nodes, max_depth, max_documents) -> list:
-    try:
-        loader = BoundedSafeLoader(text, max_nodes=max_nodes, max_depth=max_depth)
-    except yaml.reader.ReaderError as e:
-        pos = e.position
-        line = text.count("\n", 0, pos) + 1
-        column = pos - text.rfind("\n", 0, pos)
-        raise YAMLLoadError(f"line {line}, column {column}",
-                            f"not valid YAML (the character #x{e.character:04x} is not allowed)") from None
+    loader = _bounded_loader(text, max_nodes, max_depth)
     docs = []
     try:
         while True:
@@ -434,6 +433,7 @@ def _load_all_bounded(text, max_nodes, max_depth, max_documents) -> list:
         return docs
     finally:
         loader.dispose()
+
 
 # ---------------------------------------------------------------------- places → marks
 
