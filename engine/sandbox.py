@@ -14,7 +14,7 @@ reads one JSON answer from its standard output. The worker
   limit), then validates the scenario (``Scenario.from_text`` with that limit) and builds its
   scheduler (plugin and pluginConfig problems), with the plugin sources the server names (from
   its own configuration, never from the request);
-- answers ``{"text": scenario text, "imported": bool}`` or ``{"problems": [...]}``.
+- answers ``{"text": scenario text, "imported": bool}`` or ``{"problems": [...], "imported": bool}``.
 
 The caller (``visualizer/uploads.py``) turns a limit that tripped, a crash or a timeout into a
 clear problem (``LimitExceeded``, HTTP 413) and kills the worker when the client goes away.
@@ -73,6 +73,7 @@ def work(request: dict) -> dict:
     files = [(str(n), str(t)) for n, t in request.get("files") or []]
     options = request.get("options") or {}
     max_objects = int(request.get("max_objects") or 0) or None
+    imported = False
     try:
         docs = _documents(files)
         imported = len(files) != 1 or (docs is not None and (len(docs) > 1 or detect(docs[0]) not in ("scenario", None)))
@@ -90,9 +91,11 @@ def work(request: dict) -> dict:
         data = docs[0] if docs and not _JSON_START.match(text) else None
         validate(text, source or "<input>", max_objects, data=data)
     except ScenarioError as e:
-        return {"problems": list(e.problems), "source": e.source}
+        # "imported": whether the problems are the importer's (they name their files) or the
+        # scenario validator's (places in the one scenario given)
+        return {"problems": list(e.problems), "source": e.source, "imported": imported}
     except EngineError as e:
-        return {"problems": [str(e)]}
+        return {"problems": [str(e)], "imported": imported}
     return {"text": text, "imported": imported}
 
 

@@ -193,7 +193,11 @@ def prepare(files, *, test_case=None, workload=None, source: str = "") -> tuple:
             answer = None
         if isinstance(answer, dict):
             if "problems" in answer:
-                raise ScenarioError(answer["problems"], answer.get("source") or where)
+                problems = answer["problems"]
+                if not answer.get("imported") and len(files) == 1 and files[0][0] != "pasted text":
+                    # a scenario file's problems name their places in it: and the file
+                    problems = [f"{files[0][0]}: {p}" for p in problems]
+                raise ScenarioError(problems, answer.get("source") or where)
             return answer["text"], bool(answer.get("imported"))
     err = b"".join(err_chunks).decode("utf-8", "replace")
     if code == sandbox.EXIT_MEMORY or "MemoryError" in err:

@@ -54,7 +54,7 @@ def test_the_object_limit_is_the_servers(settings):
     settings.SESSION_MAX_OBJECTS = 5
     with pytest.raises(ScenarioError) as e:
         uploads.prepare([("big.yaml", big_scenario(6))])
-    assert e.value.problems[0].startswith("objects: would make 6 cluster objects; at most 5 are allowed")
+    assert e.value.problems[0].startswith("big.yaml: objects: would make 6 cluster objects; at most 5 are allowed")
 
 
 def test_a_text_that_needs_more_cpu_than_allowed_is_a_limit(settings):
@@ -184,3 +184,12 @@ def test_a_cancelled_request_sets_the_event_at_once():
     t.start()
     t.join(10)
     assert seen["event"].is_set() and seen.get("cancelled") and seen.get("ended")
+
+
+def test_an_uploaded_scenarios_problems_name_the_file():
+    with pytest.raises(ScenarioError) as e:
+        uploads.prepare([("mine.yaml", "a: " + "[" * 500 + "]" * 500 + "\n")])
+    assert e.value.problems == ["mine.yaml: line 1, column 104: values are nested more than 100 levels deep"]
+    with pytest.raises(ScenarioError) as e:           # a paste has no file name to give
+        uploads.prepare([("pasted text", "a: " + "[" * 500 + "]" * 500 + "\n")])
+    assert e.value.problems == ["line 1, column 104: values are nested more than 100 levels deep"]
