@@ -25,8 +25,10 @@ scenarios they import to, the kubectl dump of tests/engine/importers/test_import
 manifest per kind that sets every field the parsers read. Then, seeded: every path of every
 rich manifest set to each of a pool of values (wrong types, nulls, huge numbers, bad
 quantities, enum values, bad names and labels, ...), deleted, or given an extra field; random
-combinations of those; targeted and random (tests/fuzz/mutate.py's ``mutate_data``) mutations
-of every corpus manifest; ``mutate_data`` on the corpus scenarios.
+combinations of those; every two fields of each mapping of a rich manifest set to each pair of
+a few wrong values (the order of two problems in one mapping; at one place); targeted and random
+(tests/fuzz/mutate.py's ``mutate_data``) mutations of every corpus manifest; ``mutate_data``
+on the corpus scenarios. Every parser runs at the place ``objects[3]`` and at none ("").
 
 ``--speed`` instead times ``Scenario.from_dict`` on SchedulingBasic with 5,000 nodes, 1,000
 init pods and 10,000 measured pods (bench/workloads.py) with the old and the new parsers,
@@ -453,6 +455,48 @@ def targeted(m, rng: random.Random, n: int | None = None):
     return out
 
 
+_DELETE = object()
+# what each of two fields of one mapping is set to (or deleted), in every combination
+PAIR_VALUES = [_DELETE, None, 5, "", "x", [], "Exists"]
+
+
+def pairwise(m) -> list:
+    """For every mapping in ``m`` and every two of its keys (and of the keys its siblings in a
+    list have), the manifests with both set to each combination of PAIR_VALUES: the problems of
+    two wrong fields of one mapping come in the order their parser reads and checks them."""
+    out = []
+
+    def walk(x, path, siblings):
+        if isinstance(x, dict):
+            keys = list(x) + [k for k in siblings if k not in x]
+            for i, k1 in enumerate(keys):
+                for k2 in keys[i + 1:]:
+                    for v1 in PAIR_VALUES:
+                        for v2 in PAIR_VALUES:
+                            y = copy_input(m, {})
+                            node = y
+                            for p in path:
+                                node = node[p]
+                            for k, v in ((k1, v1), (k2, v2)):
+                                if v is _DELETE:
+                                    node.pop(k, None)
+                                else:
+                                    node[k] = copy.deepcopy(v)
+                            out.append(y)
+            for k, v in x.items():
+                walk(v, path + (k,), ())
+        elif isinstance(x, list):
+            union = []
+            for v in x:
+                if isinstance(v, dict):
+                    union += [k for k in v if k not in union]
+            for i, v in enumerate(x):
+                walk(v, path + (i,), union)
+
+    walk(m, (), ())
+    return out
+
+
 def combined(m, rng: random.Random, n: int):
     """``n`` manifests with two to five targeted changes each."""
     out = []
@@ -479,13 +523,13 @@ KIND_PARSER = {"Pod": "pod_from_manifest", "Node": "node_from_manifest",
                "StorageClass": "storage_class_from_manifest", "CSINode": "csi_node_from_manifest"}
 
 
-def outcome(mod, fname, m, extra):
+def outcome(mod, fname, m, place, extra):
     """(the result, the problems, whether the input is unchanged) of one parse of a copy of ``m``."""
     ids: dict = {}
     x = copy_input(m, ids)
     probs = mod.Problems()
     try:
-        obj = getattr(mod, fname)(x, "objects[3]", probs, *extra)
+        obj = getattr(mod, fname)(x, place, probs, *extra)
         res = ("ok", canon(obj, ids))
     except Exception as e:    # an exception is an outcome too: the same one, or a difference
         res = ("raise", type(e).__name__, str(e))
@@ -503,24 +547,27 @@ class Tally:
         self.diffs.append((what, old, new))
 
 
-def compare_manifest(old, m, tally: Tally, fnames=None):
+def compare_manifest(old, m, tally: Tally, fnames=None, places=("objects[3]", "")):
     tally.manifests += 1
     if fnames is None:
         kind = m.get("kind") if isinstance(m, dict) else None
         fnames = [KIND_PARSER.get(kind, "pod_from_manifest") if isinstance(kind, str) else "pod_from_manifest"]
     for fname in fnames:
-        if fname == "custom_object_from_manifest" and not (isinstance(m, dict) and isinstance(m.get("apiVersion"), str)):
+        if fname == "custom_object_from_manifest" and not (
+                isinstance(m, dict) and isinstance(m.get("apiVersion"), str)):
             continue    # its caller (scenario.parse_object) gives it a custom apiVersion only
-        extras = [(DEFAULT_START,), (None,)] if fname == "pod_from_manifest" else [()]
-        for extra in extras:
-            a = outcome(old, fname, m, extra)
-            b = outcome(new, fname, m, extra)
+        # a pod parsed with and without a start instant; every parser at a place and at none
+        extras = [(DEFAULT_START,), (None,)] if fname == "pod_from_manifest" else [(), ()]
+        for place, extra in zip(places, extras):
+            a = outcome(old, fname, m, place, extra)
+            b = outcome(new, fname, m, place, extra)
             tally.parses += 1
             tally.with_problems += bool(b[1])
             tally.objects += b[0][0] == "ok" and b[0][1] is not None
             tally.raised += b[0][0] == "raise"
             if a != b:
-                tally.diff(f"{fname}{'' if extra != (None,) else ' (no start instant)'} on {short(m)}", a, b)
+                tally.diff(f"{fname} at {place!r}{' (no start instant)' if extra == (None,) else ''} on {short(m)}",
+                           a, b)
 
 
 _SWAPPED = None
@@ -617,6 +664,8 @@ def run_diff(old, seed: int, scale: float) -> int:
             compare_manifest(old, x, tally, fnames)
         for x in combined(m, rng, int(1500 * scale)):
             compare_manifest(old, x, tally, fnames)
+        for x in dedupe(pairwise(m)):
+            compare_manifest(old, x, tally, fnames, places=("objects[3]",))
     print(f"  + rich manifests mutated: {tally.parses} parses ({time.perf_counter() - t0:.0f}s)", flush=True)
 
     # 3. targeted and random mutations of every corpus manifest
