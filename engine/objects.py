@@ -4,7 +4,11 @@ Each ``*_from_manifest`` function validates as it parses and reports every probl
 to a ``Problems`` collector under the manifest's place in the file
 (``objects[3].spec.containers[0].resources.requests.cpu: "12x" is not a quantity``), so a
 scenario's mistakes are reported all at once.  Objects keep their manifest for display, and
-their parsed fields for the scheduler's hot paths.
+their parsed fields for the scheduler's hot paths.  The fields are read with engine/fields.py:
+its typed getters, and ``Record`` tables of fields (key, type, default, required, rule) for
+the mappings whose fields are plain (``_TAINT``, ``_CONTAINER_PORT``, ``_PVC_SPEC``, ...); what a
+field's logic makes special (resource sums, affinity namespaces, volume sources, ...) is
+written out.
 
 Upstream shapes: ``k8s.io/api/core/v1`` (Pod, Node), ``scheduling/v1`` (PriorityClass),
 ``policy/v1`` (PodDisruptionBudget).  Resource arithmetic follows
@@ -16,13 +20,17 @@ import copy
 import functools
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
+from .fields import (Bool, Field, Int, Int32, List, Map, Parsed, Problems, Record, Str, StringMap, _q, each,
+                     either, get_bool, get_int, get_list, get_map, get_str, one_of, parse_time, string_map)
+# defined here before engine/fields.py; engine.scenario, engine.config, the importers and plugins
+# import Problems, _q and the getters from this module
+from .fields import INT32_MAX, INT32_MIN, _at, get_int32  # noqa: F401
 from .labels import (is_valid_label_value, LabelSelector, NodeSelector, NodeSelectorTerm, Requirement, Taint,
                      Toleration)
-from .quantity import _q as _quote
-from .quantity import MAX_QUANTITY, milli_value, parse_quantity, shorten, value
+from .quantity import MAX_QUANTITY, milli_value, parse_quantity, value
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 DEFAULT_TERMINATION_GRACE_PERIOD = 30
@@ -32,8 +40,7 @@ PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
 PREEMPT_NEVER = "Never"
 
 # pkg/apis/scheduling (v1.28): the priority range rules of PriorityClass validation and the
-# Priority admission plugin.
-INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
+# Priority admission plugin (the int32 range, INT32_MIN..INT32_MAX, is engine.fields's).
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000        # scheduling.HighestUserDefinablePriority
 SYSTEM_CRITICAL_PRIORITY = 2 * HIGHEST_USER_DEFINABLE_PRIORITY   # scheduling.SystemCriticalPriority
 SYSTEM_PRIORITY_CLASS_PREFIX = "system-"                 # scheduling.SystemPriorityClassPrefix
@@ -48,138 +55,20 @@ _NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 _LABEL_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 
 
-class Problems:
-    """Collects ``place: message`` strings."""
-
-    def __init__(self):
-        self.items: list[str] = []
-
-    def add(self, place: str, message: str) -> None:
-        self.items.append(f"{place}: {message}" if place else message)
-
-    def __bool__(self):
-        return bool(self.items)
+def _valid_name(name: str) -> str | None:
+    """ValidateObjectMeta's name rule (a DNS subdomain), as a field rule."""
+    if not _NAME_RE.match(name) or len(name) > 253:
+        return f"{_q(name)} is not a valid name (lower-case letters, digits, '-' and '.')"
+    return None
 
 
-def _q(v) -> str:
-    """Quote a user value for an error message (cut to a bounded length: see quantity._q)."""
-    return _quote(v)
-
-
-# ---------------------------------------------------------------------------------------------
-# Small typed getters that report problems and return a default.
-
-def _at(place: str, key: str) -> str:
-    """The place of ``key`` inside ``place`` (just ``key`` at the top of the document)."""
-    return f"{place}.{key}" if place else key
-
-
-def get_map(d: dict, key: str, place: str, probs: Problems, default=None):
-    v = d.get(key)
-    if v is None:
-        return {} if default is None else default
-    if not isinstance(v, dict):
-        probs.add(_at(place, key), f"{_q(v)} is not a mapping")
-        return {} if default is None else default
-    return v
-
-
-def get_list(d: dict, key: str, place: str, probs: Problems):
-    v = d.get(key)
-    if v is None:
-        return []
-    if not isinstance(v, list):
-        probs.add(_at(place, key), f"{_q(v)} is not a list")
-        return []
-    return v
-
-
-def get_str(d: dict, key: str, place: str, probs: Problems, default: str | None = "") -> str | None:
-    v = d.get(key)
-    if v is None:
-        return default
-    if not isinstance(v, str):
-        probs.add(_at(place, key), f"{_q(v)} is not a string")
-        return default
-    return v
-
-
-def get_int(d: dict, key: str, place: str, probs: Problems, default=None, minimum=None, maximum=None):
-    v = d.get(key)
-    if v is None:
-        return default
-    if isinstance(v, bool) or not isinstance(v, int):
-        if isinstance(v, float) and v.is_integer():
-            v = int(v)
-        else:
-            probs.add(_at(place, key), f"{_q(v)} is not an integer")
-            return default
-    if minimum is not None and v < minimum:
-        probs.add(_at(place, key), f"{v} is less than {minimum}")
-        return default
-    if maximum is not None and v > maximum:
-        probs.add(_at(place, key), f"{v} is greater than {maximum}")
-        return default
-    return v
-
-
-def get_int32(d: dict, key: str, place: str, probs: Problems, default=None, what: str = "an int32"):
-    """An integer that must fit Kubernetes' ``int32`` (the type of ``spec.priority`` and of a
-    PriorityClass's ``value``)."""
-    v = get_int(d, key, place, probs, default=None)
-    if v is None:
-        return default
-    if not INT32_MIN <= v <= INT32_MAX:
-        probs.add(_at(place, key), f"{v} is outside the int32 range {INT32_MIN}..{INT32_MAX} ({what})")
-        return default
-    return v
-
-
-def get_bool(d: dict, key: str, place: str, probs: Problems, default=False):
-    v = d.get(key)
-    if v is None:
-        return default
-    if not isinstance(v, bool):
-        probs.add(_at(place, key), f"{_q(v)} is not true or false")
-        return default
-    return v
-
-
-def string_map(d: dict, key: str, place: str, probs: Problems) -> dict:
-    m = get_map(d, key, place, probs)
-    out = {}
-    for k, v in m.items():
-        if not isinstance(k, str):
-            probs.add(_at(place, key), f"key {_q(k)} is not a string")
-            continue
-        if isinstance(v, bool) or v is None or not isinstance(v, (str, int, float)):
-            probs.add(f"{_at(place, key)}.{k}", f"{_q(v)} is not a string")
-            continue
-        out[k] = v if isinstance(v, str) else str(v)
-    return out
-
-
-def parse_time(v, place: str, probs: Problems):
-    """An RFC 3339 instant -> aware datetime (None if absent or invalid)."""
-    if v is None:
-        return None
-    if isinstance(v, datetime):
-        return v if v.tzinfo else v.replace(tzinfo=timezone.utc)
-    if not isinstance(v, str):
-        probs.add(place, f"{_q(v)} is not an RFC 3339 time")
-        return None
-    text = v.strip()
-    if text.endswith("Z") or text.endswith("z"):
-        text = text[:-1] + "+00:00"
-    try:
-        t = datetime.fromisoformat(text)
-    except ValueError:
-        probs.add(place, f"{_q(v)} is not an RFC 3339 time")
-        return None
-    if t.tzinfo is None:
-        probs.add(place, f"{_q(v)} has no time zone (RFC 3339 needs Z or an offset)")
-        return None
-    return t
+# metav1.ObjectMeta: the fields read of a namespaced object and of a cluster-scoped one
+_NAME = Str("name", required=True, rule=_valid_name)
+_NAMESPACED_META = Record(_NAME, Str("namespace", "default"), StringMap("labels"), StringMap("annotations"))
+_CLUSTER_META = Record(_NAME, StringMap("labels"), StringMap("annotations"))
+# a name that is only required; a list item whose missing name ends it (volumes, CSI drivers)
+_REQUIRED_NAME = Str("name", required=True)
+_NAMED = Record(_REQUIRED_NAME, stop=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -266,6 +155,18 @@ def parse_node_selector_term(v, place, probs) -> NodeSelectorTerm:
     invalid = any(r.operator in ("In", "NotIn") and not all(is_valid_label_value(x) for x in r.values)
                   for r in exprs)
     return NodeSelectorTerm(tuple(exprs), tuple(fields), invalid)
+
+
+def parse_node_selector(v, place, probs) -> NodeSelector | None:
+    """v1.NodeSelector (None when absent): its terms, each a NodeSelectorTerm."""
+    if v is None:
+        return None
+    if not isinstance(v, dict):
+        probs.add(place, f"{_q(v)} is not a node selector")
+        return None
+    terms = get_list(v, "nodeSelectorTerms", place, probs)
+    return NodeSelector(tuple(parse_node_selector_term(t, f"{place}.nodeSelectorTerms[{i}]", probs)
+                              for i, t in enumerate(terms)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -476,32 +377,79 @@ class Pod:
         return m
 
 
-def _affinity_terms(lst, place, probs, pod_ns, weighted=False):
+# v1.WeightedPodAffinityTerm (its podAffinityTerm read by _POD_AFFINITY_TERM) and v1.PodAffinityTerm
+_WEIGHTED_POD_AFFINITY_TERM = Record(Int("weight", minimum=1, maximum=100, required="present"), Map("podAffinityTerm"))
+_POD_AFFINITY_TERM = Record(Parsed("labelSelector", parse_label_selector), List("namespaces"),
+                            Parsed("namespaceSelector", parse_label_selector), Str("topologyKey", required=True))
+
+
+def _affinity_terms(d, key, place, probs, pod_ns, weighted=False):
+    """The (weighted) pod affinity terms of the list ``d[key]``, as framework.AffinityTerm
+    (namespaces defaulted to the pod's own when neither they nor a namespaceSelector are set)."""
     out = []
-    for i, t in enumerate(lst):
-        p = f"{place}[{i}]"
-        if not isinstance(t, dict):
-            probs.add(p, f"{_q(t)} is not a mapping")
-            continue
+    for p, t in each(d, key, place, probs, "a mapping"):
         weight = None
         if weighted:
-            weight = get_int(t, "weight", p, probs, default=None, minimum=1, maximum=100)
-            if weight is None and "weight" not in t:
-                probs.add(f"{p}.weight", "is required")
-            t = get_map(t, "podAffinityTerm", p, probs)
+            weight, t = _WEIGHTED_POD_AFFINITY_TERM.read(t, p, probs)
             p = f"{p}.podAffinityTerm"
-        sel = parse_label_selector(t.get("labelSelector"), f"{p}.labelSelector", probs)
-        ns_list = get_list(t, "namespaces", p, probs)
-        ns_sel = parse_label_selector(t.get("namespaceSelector"), f"{p}.namespaceSelector", probs)
-        tk = get_str(t, "topologyKey", p, probs)
-        if not tk:
-            probs.add(f"{p}.topologyKey", "is required")
+        sel, ns_list, ns_sel, tk = _POD_AFFINITY_TERM.read(t, p, probs)
         namespaces = frozenset(str(n) for n in ns_list)
         if not namespaces and ns_sel is None:
             namespaces = frozenset([pod_ns])
-        term = AffinityTerm(namespaces, sel, tk or "", ns_sel)
+        term = AffinityTerm(namespaces, sel, tk, ns_sel)
         out.append(WeightedAffinityTerm(term, weight or 1) if weighted else term)
     return tuple(out)
+
+
+# v1.ContainerPort (a hostPort of 0 is none)
+_CONTAINER_PORT = Record(Int("hostPort", 0, minimum=0, maximum=65535),
+                         Int("containerPort", 0, minimum=0, maximum=65535),
+                         Str("protocol", "TCP", rule=one_of("TCP", "UDP", "SCTP")), Str("hostIP"))
+# The scheduling fields of v1.PodSpec. spec.priority is any int32: the Priority admission plugin
+# sets it from the class (system classes give values above HighestUserDefinablePriority); the
+# scheduler never validates it.
+_POD_SPEC = Record(Int32("priority", "a pod's priority is an int32"), Str("priorityClassName"),
+                   Str("preemptionPolicy", None, rule=either(PREEMPT_LOWER_PRIORITY, PREEMPT_NEVER)),
+                   Str("schedulerName", DEFAULT_SCHEDULER_NAME), Str("nodeName"), StringMap("nodeSelector"))
+_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+# v1.Toleration: its value (empty for Exists) is checked, and its key read, after these
+_TOLERATION = Record(Str("operator", "Equal", rule=either("Equal", "Exists")),
+                     Str("effect", rule=one_of("", *_TAINT_EFFECTS, says="NoSchedule, PreferNoSchedule or NoExecute")),
+                     stop=True)
+_WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")
+# v1.TopologySpreadConstraint, to minDomains; its two policies are read, then checked
+_TOPOLOGY_SPREAD_CONSTRAINT = Record(Int("maxSkew", minimum=1, required="present"), Str("topologyKey", required=True),
+                                     Str("whenUnsatisfiable", rule=either(*_WHEN_UNSATISFIABLE)),
+                                     Int("minDomains", minimum=1))
+_SPREAD_POLICIES = Record(Str("nodeAffinityPolicy", "Honor", rule=either("Honor", "Ignore")),
+                          Str("nodeTaintsPolicy", "Ignore", rule=either("Honor", "Ignore")), check_after=True)
+_POD_STATUS = Record(Str("nominatedNodeName"), Parsed("startTime", parse_time))
+_RDIE = "requiredDuringSchedulingIgnoredDuringExecution"
+_PDIE = "preferredDuringSchedulingIgnoredDuringExecution"
+_NO_AFFINITY = (None, (), (), (), (), ())
+
+
+def _affinity(aff: dict, ap: str, probs: Problems, pod_ns: str) -> tuple:
+    """v1.Affinity: the required node selector, the preferred node selector terms ((weight,
+    term), ...), and the required and preferred pod affinity and anti-affinity terms."""
+    na = get_map(aff, "nodeAffinity", ap, probs)
+    nap = f"{ap}.nodeAffinity"
+    required_na = parse_node_selector(na.get(_RDIE), f"{nap}.{_RDIE}", probs)
+    preferred_na = []
+    for p, t in each(na, _PDIE, nap, probs, "a mapping"):
+        w = get_int(t, "weight", p, probs, default=None, minimum=1, maximum=100)
+        if w is None:
+            if "weight" not in t:
+                probs.add(f"{p}.weight", "is required")
+            continue
+        preferred_na.append((w, parse_node_selector_term(t.get("preference") or {}, f"{p}.preference", probs)))
+    pa = get_map(aff, "podAffinity", ap, probs)
+    paa = get_map(aff, "podAntiAffinity", ap, probs)
+    return (required_na, tuple(preferred_na),
+            _affinity_terms(pa, _RDIE, f"{ap}.podAffinity", probs, pod_ns),
+            _affinity_terms(paa, _RDIE, f"{ap}.podAntiAffinity", probs, pod_ns),
+            _affinity_terms(pa, _PDIE, f"{ap}.podAffinity", probs, pod_ns, True),
+            _affinity_terms(paa, _PDIE, f"{ap}.podAntiAffinity", probs, pod_ns, True))
 
 
 def pod_from_manifest(m: Any, place: str, probs: Problems, start_instant: datetime | None = None) -> Pod | None:
@@ -514,18 +462,10 @@ def pod_from_manifest(m: Any, place: str, probs: Problems, start_instant: dateti
     spec = get_map(m, "spec", place, probs)
     status = get_map(m, "status", place, probs)
     mp, sp, stp = f"{place}.metadata", f"{place}.spec", f"{place}.status"
-    name = get_str(md, "name", mp, probs)
-    if not name:
-        probs.add(f"{mp}.name", "is required")
-    elif not _NAME_RE.match(name) or len(name) > 253:
-        probs.add(f"{mp}.name", f"{_q(name)} is not a valid name (lower-case letters, digits, '-' and '.')")
-    ns = get_str(md, "namespace", mp, probs) or "default"
-    labels = string_map(md, "labels", mp, probs)
-    annotations = string_map(md, "annotations", mp, probs)
+    name, ns, labels, annotations = _NAMESPACED_META.read(md, mp, probs)
 
+    # a pod without containers is tolerated: it requests nothing
     containers = get_list(spec, "containers", sp, probs)
-    if not containers and "containers" not in spec:
-        pass  # tolerated: a pod without containers requests nothing
     init_containers = get_list(spec, "initContainers", sp, probs)
     total: dict = {}
     non0_cpu = non0_mem = 0
@@ -556,18 +496,8 @@ def pod_from_manifest(m: Any, place: str, probs: Problems, start_instant: dateti
                 non0_mem += c_mem
                 if img:
                     images.append(img)
-                for j, port in enumerate(get_list(c, "ports", cp, probs)):
-                    pp = f"{cp}.ports[{j}]"
-                    if not isinstance(port, dict):
-                        probs.add(pp, f"{_q(port)} is not a port")
-                        continue
-                    hp = get_int(port, "hostPort", pp, probs, default=0, minimum=0, maximum=65535)
-                    get_int(port, "containerPort", pp, probs, default=0, minimum=0, maximum=65535)
-                    proto = get_str(port, "protocol", pp, probs) or "TCP"
-                    if proto not in ("TCP", "UDP", "SCTP"):
-                        probs.add(f"{pp}.protocol", f"{_q(proto)} is not one of TCP, UDP, SCTP")
-                    ip = get_str(port, "hostIP", pp, probs) or ""
-                    if hp and hp > 0:
+                for _, _, (hp, _, proto, ip) in _CONTAINER_PORT.each(c, "ports", cp, probs, "a port"):
+                    if hp > 0:
                         host_ports.append(HostPort(ip or "0.0.0.0", proto, hp))
             else:
                 _max_into(init_max, r)
@@ -584,67 +514,14 @@ def pod_from_manifest(m: Any, place: str, probs: Problems, start_instant: dateti
         non0_mem += overhead["memory"]
     total.pop("pods", None)
 
-    # Any int32: the Priority admission plugin sets it from the class (system classes give
-    # values above HighestUserDefinablePriority); the scheduler never validates it.
-    spec_priority = get_int32(spec, "priority", sp, probs, default=None, what="a pod's priority is an int32")
-    pcn = get_str(spec, "priorityClassName", sp, probs)
-    pp_ = get_str(spec, "preemptionPolicy", sp, probs, default=None)
-    if pp_ is not None and pp_ not in (PREEMPT_LOWER_PRIORITY, PREEMPT_NEVER):
-        probs.add(f"{sp}.preemptionPolicy", f"{_q(pp_)} is not PreemptLowerPriority or Never")
-        pp_ = None
-    scheduler_name = get_str(spec, "schedulerName", sp, probs) or DEFAULT_SCHEDULER_NAME
-    node_name = get_str(spec, "nodeName", sp, probs)
-    node_selector = string_map(spec, "nodeSelector", sp, probs)
+    spec_priority, pcn, pp_, scheduler_name, node_name, node_selector = _POD_SPEC.read(spec, sp, probs)
 
     aff = get_map(spec, "affinity", sp, probs)
-    ap = f"{sp}.affinity"
-    na = get_map(aff, "nodeAffinity", ap, probs)
-    nap = f"{ap}.nodeAffinity"
-    required_na = None
-    req = na.get("requiredDuringSchedulingIgnoredDuringExecution")
-    if req is not None:
-        rp = f"{nap}.requiredDuringSchedulingIgnoredDuringExecution"
-        if not isinstance(req, dict):
-            probs.add(rp, f"{_q(req)} is not a node selector")
-        else:
-            terms = get_list(req, "nodeSelectorTerms", rp, probs)
-            required_na = NodeSelector(tuple(parse_node_selector_term(t, f"{rp}.nodeSelectorTerms[{i}]", probs)
-                                             for i, t in enumerate(terms)))
-    preferred_na = []
-    for i, t in enumerate(get_list(na, "preferredDuringSchedulingIgnoredDuringExecution", nap, probs)):
-        p = f"{nap}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
-        if not isinstance(t, dict):
-            probs.add(p, f"{_q(t)} is not a mapping")
-            continue
-        w = get_int(t, "weight", p, probs, default=None, minimum=1, maximum=100)
-        if w is None:
-            if "weight" not in t:
-                probs.add(f"{p}.weight", "is required")
-            continue
-        preferred_na.append((w, parse_node_selector_term(t.get("preference") or {}, f"{p}.preference", probs)))
-    pa = get_map(aff, "podAffinity", ap, probs)
-    paa = get_map(aff, "podAntiAffinity", ap, probs)
-    rdie = "requiredDuringSchedulingIgnoredDuringExecution"
-    pdie = "preferredDuringSchedulingIgnoredDuringExecution"
-    req_aff = _affinity_terms(get_list(pa, rdie, f"{ap}.podAffinity", probs), f"{ap}.podAffinity.{rdie}", probs, ns)
-    req_anti = _affinity_terms(get_list(paa, rdie, f"{ap}.podAntiAffinity", probs), f"{ap}.podAntiAffinity.{rdie}", probs, ns)
-    pref_aff = _affinity_terms(get_list(pa, pdie, f"{ap}.podAffinity", probs), f"{ap}.podAffinity.{pdie}", probs, ns, True)
-    pref_anti = _affinity_terms(get_list(paa, pdie, f"{ap}.podAntiAffinity", probs), f"{ap}.podAntiAffinity.{pdie}", probs, ns, True)
+    required_na, preferred_na, req_aff, req_anti, pref_aff, pref_anti = (
+        _affinity(aff, f"{sp}.affinity", probs, ns) if aff else _NO_AFFINITY)
 
     tolerations = []
-    for i, t in enumerate(get_list(spec, "tolerations", sp, probs)):
-        p = f"{sp}.tolerations[{i}]"
-        if not isinstance(t, dict):
-            probs.add(p, f"{_q(t)} is not a toleration")
-            continue
-        op = get_str(t, "operator", p, probs) or "Equal"
-        if op not in ("Equal", "Exists"):
-            probs.add(f"{p}.operator", f"{_q(op)} is not Equal or Exists")
-            continue
-        eff = get_str(t, "effect", p, probs) or ""
-        if eff not in ("", "NoSchedule", "PreferNoSchedule", "NoExecute"):
-            probs.add(f"{p}.effect", f"{_q(eff)} is not NoSchedule, PreferNoSchedule or NoExecute")
-            continue
+    for p, t, (op, eff) in _TOLERATION.each(spec, "tolerations", sp, probs, "a toleration"):
         val = t.get("value")
         val = "" if val is None else str(val)
         if op == "Exists" and val:
@@ -653,32 +530,15 @@ def pod_from_manifest(m: Any, place: str, probs: Problems, start_instant: dateti
         tolerations.append(Toleration(get_str(t, "key", p, probs) or "", op, val, eff))
 
     tscs = []
-    for i, c in enumerate(get_list(spec, "topologySpreadConstraints", sp, probs)):
-        p = f"{sp}.topologySpreadConstraints[{i}]"
-        if not isinstance(c, dict):
-            probs.add(p, f"{_q(c)} is not a mapping")
-            continue
-        ms = get_int(c, "maxSkew", p, probs, default=None, minimum=1)
-        if ms is None and "maxSkew" not in c:
-            probs.add(f"{p}.maxSkew", "is required")
-        tk = get_str(c, "topologyKey", p, probs)
-        if not tk:
-            probs.add(f"{p}.topologyKey", "is required")
-        wu = get_str(c, "whenUnsatisfiable", p, probs)
-        if wu not in ("DoNotSchedule", "ScheduleAnyway"):
-            probs.add(f"{p}.whenUnsatisfiable", f"{_q(wu)} is not DoNotSchedule or ScheduleAnyway")
-        md_ = get_int(c, "minDomains", p, probs, default=None, minimum=1)
-        if md_ is not None and wu != "DoNotSchedule":
+    for p, c, (ms, tk, wu, min_domains) in _TOPOLOGY_SPREAD_CONSTRAINT.each(
+            spec, "topologySpreadConstraints", sp, probs, "a mapping"):
+        if min_domains is not None and wu != "DoNotSchedule":
             probs.add(f"{p}.minDomains", "may only be set with whenUnsatisfiable: DoNotSchedule")
-        nap_ = get_str(c, "nodeAffinityPolicy", p, probs) or "Honor"
-        ntp_ = get_str(c, "nodeTaintsPolicy", p, probs) or "Ignore"
-        for fname, fv in (("nodeAffinityPolicy", nap_), ("nodeTaintsPolicy", ntp_)):
-            if fv not in ("Honor", "Ignore"):
-                probs.add(f"{p}.{fname}", f"{_q(fv)} is not Honor or Ignore")
+        nap_, ntp_ = _SPREAD_POLICIES.read(c, p, probs)
         mlk = tuple(str(k) for k in get_list(c, "matchLabelKeys", p, probs))
         sel = parse_label_selector(c.get("labelSelector"), f"{p}.labelSelector", probs)
-        if ms and tk and wu in ("DoNotSchedule", "ScheduleAnyway"):
-            tscs.append(TopologySpreadConstraint(ms, tk, wu, sel, md_, nap_, ntp_, mlk))
+        if ms and tk and wu in _WHEN_UNSATISFIABLE:
+            tscs.append(TopologySpreadConstraint(ms, tk, wu, sel, min_domains, nap_, ntp_, mlk))
 
     gates = []
     for i, g in enumerate(get_list(spec, "schedulingGates", sp, probs)):
@@ -688,8 +548,7 @@ def pod_from_manifest(m: Any, place: str, probs: Problems, start_instant: dateti
         gates.append(g["name"])
     volumes = parse_pod_volumes(spec, sp, probs)
     tgp = get_int(spec, "terminationGracePeriodSeconds", sp, probs, default=DEFAULT_TERMINATION_GRACE_PERIOD, minimum=0)
-    nnn = get_str(status, "nominatedNodeName", stp, probs)
-    st = parse_time(status.get("startTime"), f"{stp}.startTime", probs)
+    nnn, st = _POD_STATUS.read(status, stp, probs)
     start_time = None
     if st is not None and start_instant is not None:
         delta = st - start_instant
@@ -698,16 +557,16 @@ def pod_from_manifest(m: Any, place: str, probs: Problems, start_instant: dateti
         return None
     return Pod(
         name=name, namespace=ns, labels=labels, annotations=annotations,
-        priority=spec_priority or 0, priority_class_name=pcn or "", spec_priority=spec_priority,
-        preemption_policy=pp_, scheduler_name=scheduler_name, node_name=node_name or "",
+        priority=spec_priority or 0, priority_class_name=pcn, spec_priority=spec_priority,
+        preemption_policy=pp_, scheduler_name=scheduler_name, node_name=node_name,
         node_selector=node_selector, required_node_affinity=required_na,
-        preferred_node_affinity=tuple(preferred_na), required_affinity_terms=req_aff,
+        preferred_node_affinity=preferred_na, required_affinity_terms=req_aff,
         required_anti_affinity_terms=req_anti, preferred_affinity_terms=pref_aff,
         preferred_anti_affinity_terms=pref_anti, tolerations=tuple(tolerations),
         topology_spread_constraints=tuple(tscs), requests=total, non0_cpu=non0_cpu,
         non0_mem=non0_mem, host_ports=tuple(host_ports), images=tuple(images),
         scheduling_gates=tuple(gates), volumes=volumes, termination_grace_period=tgp,
-        nominated_node_name=nnn or "", start_time=start_time, manifest=m)
+        nominated_node_name=nnn, start_time=start_time, manifest=m)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -731,6 +590,17 @@ class Node:
         return n
 
 
+def _valid_node_name(name: str) -> str | None:
+    return None if _NAME_RE.match(name) else f"{_q(name)} is not a valid name"
+
+
+_NODE_META = Record(Str("name", required=True, rule=_valid_node_name), StringMap("labels"))
+# v1.Taint (key and effect read, then checked; its value is any scalar, as text) and
+# v1.ContainerImage
+_TAINT = Record(Str("key", required=True), Str("effect", rule=either(*_TAINT_EFFECTS)), check_after=True)
+_CONTAINER_IMAGE = Record(Int("sizeBytes", 0, minimum=0), List("names"))
+
+
 def node_from_manifest(m: Any, place: str, probs: Problems) -> Node | None:
     if not isinstance(m, dict):
         probs.add(place, f"{_q(m)} is not a Node manifest")
@@ -740,28 +610,11 @@ def node_from_manifest(m: Any, place: str, probs: Problems) -> Node | None:
     spec = get_map(m, "spec", place, probs)
     status = get_map(m, "status", place, probs)
     mp, sp, stp = f"{place}.metadata", f"{place}.spec", f"{place}.status"
-    name = get_str(md, "name", mp, probs)
-    if not name:
-        probs.add(f"{mp}.name", "is required")
-    elif not _NAME_RE.match(name):
-        probs.add(f"{mp}.name", f"{_q(name)} is not a valid name")
-    labels = string_map(md, "labels", mp, probs)
+    name, labels = _NODE_META.read(md, mp, probs)
     unsched = get_bool(spec, "unschedulable", sp, probs)
-    taints = []
-    for i, t in enumerate(get_list(spec, "taints", sp, probs)):
-        p = f"{sp}.taints[{i}]"
-        if not isinstance(t, dict):
-            probs.add(p, f"{_q(t)} is not a taint")
-            continue
-        key = get_str(t, "key", p, probs)
-        eff = get_str(t, "effect", p, probs)
-        if not key:
-            probs.add(f"{p}.key", "is required")
-        if eff not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
-            probs.add(f"{p}.effect", f"{_q(eff)} is not NoSchedule, PreferNoSchedule or NoExecute")
-        val = t.get("value")
-        if key and eff in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
-            taints.append(Taint(key, "" if val is None else str(val), eff))
+    taints = [Taint(key, "" if t.get("value") is None else str(t["value"]), eff)
+              for _, t, (key, eff) in _TAINT.each(spec, "taints", sp, probs, "a taint")
+              if key and eff in _TAINT_EFFECTS]
     alloc_raw = status.get("allocatable")
     place_alloc = f"{stp}.allocatable"
     if alloc_raw is None:
@@ -769,13 +622,8 @@ def node_from_manifest(m: Any, place: str, probs: Problems) -> Node | None:
         place_alloc = f"{stp}.capacity"
     alloc = to_resource(resource_list(alloc_raw, place_alloc, probs))
     images = {}
-    for i, im in enumerate(get_list(status, "images", stp, probs)):
-        p = f"{stp}.images[{i}]"
-        if not isinstance(im, dict):
-            probs.add(p, f"{_q(im)} is not an image")
-            continue
-        size = get_int(im, "sizeBytes", p, probs, default=0, minimum=0)
-        for nm in get_list(im, "names", p, probs):
+    for _, _, (size, names) in _CONTAINER_IMAGE.each(status, "images", stp, probs, "an image"):
+        for nm in names:
             images[str(nm)] = size
     conditions = {}
     for i, c in enumerate(get_list(status, "conditions", stp, probs)):
@@ -838,22 +686,21 @@ def system_priority_classes() -> list[PriorityClass]:
             for n, v in SYSTEM_PRIORITY_CLASSES]
 
 
+_PRIORITY_CLASS_META = Record(_REQUIRED_NAME)
+_PRIORITY_CLASS = Record(Int32("value", "a PriorityClass's value is an int32", required="present"),
+                         Bool("globalDefault"),
+                         Str("preemptionPolicy", PREEMPT_LOWER_PRIORITY,
+                             rule=either(PREEMPT_LOWER_PRIORITY, PREEMPT_NEVER)))
+
+
 def priority_class_from_manifest(m, place, probs) -> PriorityClass | None:
     if not isinstance(m, dict):
         probs.add(place, f"{_q(m)} is not a PriorityClass manifest")
         return None
     n_before = len(probs.items)
     md = get_map(m, "metadata", place, probs)
-    name = get_str(md, "name", f"{place}.metadata", probs)
-    if not name:
-        probs.add(f"{place}.metadata.name", "is required")
-    v = get_int32(m, "value", place, probs, default=None, what="a PriorityClass's value is an int32")
-    if "value" not in m:
-        probs.add(f"{place}.value", "is required")
-    gd = get_bool(m, "globalDefault", place, probs)
-    pp = get_str(m, "preemptionPolicy", place, probs) or PREEMPT_LOWER_PRIORITY
-    if pp not in (PREEMPT_LOWER_PRIORITY, PREEMPT_NEVER):
-        probs.add(f"{place}.preemptionPolicy", f"{_q(pp)} is not PreemptLowerPriority or Never")
+    name, = _PRIORITY_CLASS_META.read(md, f"{place}.metadata", probs)
+    v, gd, pp = _PRIORITY_CLASS.read(m, place, probs)
     if name and v is not None:
         validate_priority_class_value(name, v, gd, place, probs)
     if len(probs.items) != n_before:
@@ -898,6 +745,12 @@ def _int_or_percent(v, place, probs):
     return None
 
 
+_PDB_META = Record(_REQUIRED_NAME, Str("namespace", "default"))
+_PDB_SPEC = Record(Parsed("selector", parse_label_selector), Parsed("minAvailable", _int_or_percent),
+                   Parsed("maxUnavailable", _int_or_percent))
+_PDB_STATUS = Record(Int("disruptionsAllowed", minimum=0), Map("disruptedPods"))
+
+
 def pdb_from_manifest(m, place, probs) -> PodDisruptionBudget | None:
     if not isinstance(m, dict):
         probs.add(place, f"{_q(m)} is not a PodDisruptionBudget manifest")
@@ -906,17 +759,12 @@ def pdb_from_manifest(m, place, probs) -> PodDisruptionBudget | None:
     md = get_map(m, "metadata", place, probs)
     spec = get_map(m, "spec", place, probs)
     status = get_map(m, "status", place, probs)
-    name = get_str(md, "name", f"{place}.metadata", probs)
-    if not name:
-        probs.add(f"{place}.metadata.name", "is required")
-    ns = get_str(md, "namespace", f"{place}.metadata", probs) or "default"
-    sel = parse_label_selector(spec.get("selector"), f"{place}.spec.selector", probs)
-    mina = _int_or_percent(spec.get("minAvailable"), f"{place}.spec.minAvailable", probs)
-    maxu = _int_or_percent(spec.get("maxUnavailable"), f"{place}.spec.maxUnavailable", probs)
+    name, ns = _PDB_META.read(md, f"{place}.metadata", probs)
+    sel, mina, maxu = _PDB_SPEC.read(spec, f"{place}.spec", probs)
     if mina is not None and maxu is not None:
         probs.add(f"{place}.spec", "minAvailable and maxUnavailable cannot both be set")
-    fixed = get_int(status, "disruptionsAllowed", f"{place}.status", probs, default=None, minimum=0)
-    disrupted = frozenset(str(k) for k in get_map(status, "disruptedPods", f"{place}.status", probs))
+    fixed, disrupted = _PDB_STATUS.read(status, f"{place}.status", probs)
+    disrupted = frozenset(str(k) for k in disrupted)
     if len(probs.items) != n_before:
         return None
     return PodDisruptionBudget(name, ns, sel, mina, maxu, fixed, disrupted,
@@ -970,24 +818,35 @@ class Volume:
         return default if v is None else v
 
 
+def _non_empty_strings(v) -> str | None:
+    """A rule: a non-empty list of strings."""
+    return None if v and all(isinstance(x, str) for x in v) else "must be a non-empty list of strings"
+
+
+_KNOWN_VOLUME_SOURCES = (("persistentVolumeClaim", "ephemeral", "iscsi", "azureDisk") + RESTRICTED_SOURCES
+                         + OTHER_VOLUME_SOURCES)
+# The fields of the pod volume sources the volume plugins read (readOnly first, then what each
+# requires); any other source has only readOnly read.
+_VOLUME_SOURCES = {
+    "persistentVolumeClaim": Record(Bool("readOnly"), Str("claimName", required=True), stop=True),
+    "ephemeral": Record(Bool("readOnly"), Map("volumeClaimTemplate", required=True), stop=True),
+    "gcePersistentDisk": Record(Bool("readOnly"), Str("pdName", required=True), stop=True),
+    "awsElasticBlockStore": Record(Bool("readOnly"), Str("volumeID", required=True), stop=True),
+    "iscsi": Record(Bool("readOnly"), Str("iqn", required=True), stop=True),
+    "rbd": Record(Bool("readOnly"), Str("image", required=True), List("monitors", rule=_non_empty_strings), stop=True),
+}
+_OTHER_VOLUME_SOURCE = Record(Bool("readOnly"))
+
+
 def parse_pod_volumes(spec: dict, sp: str, probs: Problems) -> tuple:
     out, names = [], set()
-    for i, v in enumerate(get_list(spec, "volumes", sp, probs)):
-        p = f"{sp}.volumes[{i}]"
-        if not isinstance(v, dict):
-            probs.add(p, f"{_q(v)} is not a volume")
-            continue
-        name = get_str(v, "name", p, probs)
-        if not name:
-            probs.add(f"{p}.name", "is required")
-            continue
+    for p, v, (name,) in _NAMED.each(spec, "volumes", sp, probs, "a volume"):
         if name in names:
             probs.add(f"{p}.name", f"{_q(name)} is used by another volume of the pod")
             continue
         names.add(name)
         kinds = [k for k in v if k != "name"]
-        known = ("persistentVolumeClaim", "ephemeral", "iscsi", "azureDisk") + RESTRICTED_SOURCES + OTHER_VOLUME_SOURCES
-        unknown = [k for k in kinds if k not in known]
+        unknown = [k for k in kinds if k not in _KNOWN_VOLUME_SOURCES]
         if unknown:
             probs.add(f"{p}.{unknown[0]}", "is not a volume source the engine knows")
             continue
@@ -1001,45 +860,19 @@ def parse_pod_volumes(spec: dict, sp: str, probs: Problems) -> tuple:
         if not isinstance(src, dict):
             probs.add(f"{p}.{kind}", f"{_q(src)} is not a mapping")
             continue
-        sp_ = f"{p}.{kind}"
-        ro = get_bool(src, "readOnly", sp_, probs)
-        claim = ""
-        if kind == "persistentVolumeClaim":
-            claim = get_str(src, "claimName", sp_, probs)
-            if not claim:
-                probs.add(f"{sp_}.claimName", "is required")
-                continue
-        elif kind == "ephemeral":
-            tmpl = get_map(src, "volumeClaimTemplate", sp_, probs)
-            if not tmpl:
-                probs.add(f"{sp_}.volumeClaimTemplate", "is required")
-                continue
-        elif kind == "gcePersistentDisk" and not get_str(src, "pdName", sp_, probs):
-            probs.add(f"{sp_}.pdName", "is required")
+        values = _VOLUME_SOURCES.get(kind, _OTHER_VOLUME_SOURCE).read(src, f"{p}.{kind}", probs)
+        if values is None:
             continue
-        elif kind == "awsElasticBlockStore" and not get_str(src, "volumeID", sp_, probs):
-            probs.add(f"{sp_}.volumeID", "is required")
-            continue
-        elif kind == "iscsi" and not get_str(src, "iqn", sp_, probs):
-            probs.add(f"{sp_}.iqn", "is required")
-            continue
-        elif kind == "rbd":
-            if not get_str(src, "image", sp_, probs):
-                probs.add(f"{sp_}.image", "is required")
-                continue
-            mons = get_list(src, "monitors", sp_, probs)
-            if not mons or not all(isinstance(m, str) for m in mons):
-                probs.add(f"{sp_}.monitors", "must be a non-empty list of strings")
-                continue
-        out.append(Volume(name, kind, claim or "", ro, src))
+        claim = values[1] if kind == "persistentVolumeClaim" else ""
+        out.append(Volume(name, kind, claim, values[0], src))
     return tuple(out)
 
 
-def _access_modes(d, place, probs) -> tuple:
+def _access_modes(d, key, place, probs) -> tuple:
     out = []
-    for i, m in enumerate(get_list(d, "accessModes", place, probs)):
+    for i, m in enumerate(get_list(d, key, place, probs)):
         if m not in ACCESS_MODES:
-            probs.add(f"{place}.accessModes[{i}]", f"{_q(m)} is not one of {', '.join(ACCESS_MODES)}")
+            probs.add(f"{place}.{key}[{i}]", f"{_q(m)} is not one of {', '.join(ACCESS_MODES)}")
             continue
         out.append(m)
     return tuple(out)
@@ -1058,14 +891,11 @@ def _storage(rl: dict, place, probs, required=False):
 def _meta(m, kind, place, probs, namespaced):
     md = get_map(m, "metadata", place, probs)
     mp = f"{place}.metadata"
-    name = get_str(md, "name", mp, probs)
-    if not name:
-        probs.add(f"{mp}.name", "is required")
-    elif not _NAME_RE.match(name) or len(name) > 253:
-        probs.add(f"{mp}.name", f"{_q(name)} is not a valid name (lower-case letters, digits, '-' and '.')")
-    ns = (get_str(md, "namespace", mp, probs) or "default") if namespaced else ""
-    labels = string_map(md, "labels", mp, probs)
-    ann = string_map(md, "annotations", mp, probs)
+    if namespaced:
+        name, ns, labels, ann = _NAMESPACED_META.read(md, mp, probs)
+    else:
+        name, labels, ann = _CLUSTER_META.read(md, mp, probs)
+        ns = ""
     deleting = md.get("deletionTimestamp") is not None
     return name, ns, labels, ann, deleting, md
 
@@ -1097,6 +927,13 @@ class PersistentVolume:
         return n
 
 
+_PV_SPEC = Record(Parsed("capacity", functools.partial(_storage, required=True)), Field("accessModes", _access_modes),
+                  Str("storageClassName"), Str("volumeMode", "Filesystem", rule=either(*VOLUME_MODES)))
+# v1.ObjectReference (a claimRef: namespace, name, uid) and v1.CSIPersistentVolumeSource
+_OBJECT_REFERENCE = Record(_REQUIRED_NAME, Str("namespace", "default"), Str("uid"))
+_CSI_SOURCE = Record(Str("driver", required=True), Str("volumeHandle", required=True), check_after=True)
+
+
 def pv_from_manifest(m, place, probs) -> PersistentVolume | None:
     if not isinstance(m, dict):
         probs.add(place, f"{_q(m)} is not a PersistentVolume manifest")
@@ -1106,44 +943,21 @@ def pv_from_manifest(m, place, probs) -> PersistentVolume | None:
     spec = get_map(m, "spec", place, probs)
     status = get_map(m, "status", place, probs)
     sp, stp = f"{place}.spec", f"{place}.status"
-    cap = _storage(spec.get("capacity"), f"{sp}.capacity", probs, required=True)
-    modes = _access_modes(spec, sp, probs)
-    scn = get_str(spec, "storageClassName", sp, probs) or ann.get(ANN_STORAGE_CLASS, "")
-    vm = get_str(spec, "volumeMode", sp, probs) or "Filesystem"
-    if vm not in VOLUME_MODES:
-        probs.add(f"{sp}.volumeMode", f"{_q(vm)} is not Filesystem or Block")
+    cap, modes, scn, vm = _PV_SPEC.read(spec, sp, probs)
+    scn = scn or ann.get(ANN_STORAGE_CLASS, "")
     claim_ref = None
     cr = spec.get("claimRef")
     if cr is not None:
         if not isinstance(cr, dict):
             probs.add(f"{sp}.claimRef", f"{_q(cr)} is not an object reference")
         else:
-            crn = get_str(cr, "name", f"{sp}.claimRef", probs)
-            if not crn:
-                probs.add(f"{sp}.claimRef.name", "is required")
-            claim_ref = (get_str(cr, "namespace", f"{sp}.claimRef", probs) or "default", crn or "",
-                         get_str(cr, "uid", f"{sp}.claimRef", probs) or "")
-    na = None
-    na_raw = get_map(spec, "nodeAffinity", sp, probs)
-    if na_raw.get("required") is not None:
-        rp = f"{sp}.nodeAffinity.required"
-        req = na_raw["required"]
-        if not isinstance(req, dict):
-            probs.add(rp, f"{_q(req)} is not a node selector")
-        else:
-            terms = get_list(req, "nodeSelectorTerms", rp, probs)
-            na = NodeSelector(tuple(parse_node_selector_term(t, f"{rp}.nodeSelectorTerms[{i}]", probs)
-                                    for i, t in enumerate(terms)))
+            crn, crns, cru = _OBJECT_REFERENCE.read(cr, f"{sp}.claimRef", probs)
+            claim_ref = (crns, crn, cru)
+    na = parse_node_selector(get_map(spec, "nodeAffinity", sp, probs).get("required"),
+                             f"{sp}.nodeAffinity.required", probs)
     csi = None
     if spec.get("csi") is not None:
-        c = get_map(spec, "csi", sp, probs)
-        drv = get_str(c, "driver", f"{sp}.csi", probs)
-        vh = get_str(c, "volumeHandle", f"{sp}.csi", probs)
-        if not drv:
-            probs.add(f"{sp}.csi.driver", "is required")
-        if not vh:
-            probs.add(f"{sp}.csi.volumeHandle", "is required")
-        csi = (drv or "", vh or "")
+        csi = tuple(_CSI_SOURCE.read(get_map(spec, "csi", sp, probs), f"{sp}.csi", probs))
     in_tree = None
     for src in IN_TREE_SOURCES:
         if spec.get(src) is not None:
@@ -1196,6 +1010,18 @@ class PersistentVolumeClaim:
         return n
 
 
+def _requested_storage(d, key, place, probs) -> int:
+    """A claim's ``resources.requests.storage`` in bytes (0 if unset)."""
+    return _storage(get_map(d, key, place, probs).get("requests"), f"{place}.{key}.requests", probs) or 0
+
+
+_PVC_SPEC = Record(Str("storageClassName", None), Field("accessModes", _access_modes),
+                   Field("resources", _requested_storage), Str("volumeName"),
+                   Str("volumeMode", "Filesystem", rule=either(*VOLUME_MODES)),
+                   Parsed("selector", parse_label_selector))
+_PVC_STATUS = Record(Str("phase", "Pending", rule=one_of(*PVC_PHASES)))
+
+
 def pvc_from_manifest(m, place, probs) -> PersistentVolumeClaim | None:
     if not isinstance(m, dict):
         probs.add(place, f"{_q(m)} is not a PersistentVolumeClaim manifest")
@@ -1204,19 +1030,8 @@ def pvc_from_manifest(m, place, probs) -> PersistentVolumeClaim | None:
     name, ns, labels, ann, deleting, md = _meta(m, "PersistentVolumeClaim", place, probs, True)
     spec = get_map(m, "spec", place, probs)
     status = get_map(m, "status", place, probs)
-    sp, stp = f"{place}.spec", f"{place}.status"
-    scn = get_str(spec, "storageClassName", sp, probs, default=None)
-    modes = _access_modes(spec, sp, probs)
-    res = get_map(spec, "resources", sp, probs)
-    req = _storage(res.get("requests"), f"{sp}.resources.requests", probs) or 0
-    vn = get_str(spec, "volumeName", sp, probs) or ""
-    vm = get_str(spec, "volumeMode", sp, probs) or "Filesystem"
-    if vm not in VOLUME_MODES:
-        probs.add(f"{sp}.volumeMode", f"{_q(vm)} is not Filesystem or Block")
-    sel = parse_label_selector(spec.get("selector"), f"{sp}.selector", probs)
-    phase = get_str(status, "phase", stp, probs) or "Pending"
-    if phase not in PVC_PHASES:
-        probs.add(f"{stp}.phase", f"{_q(phase)} is not one of {', '.join(PVC_PHASES)}")
+    scn, modes, req, vn, vm, sel = _PVC_SPEC.read(spec, f"{place}.spec", probs)
+    phase, = _PVC_STATUS.read(status, f"{place}.status", probs)
     owners = []
     for i, o in enumerate(get_list(md, "ownerReferences", f"{place}.metadata", probs)):
         if isinstance(o, dict):
@@ -1239,40 +1054,25 @@ class StorageClass:
     namespace = ""
 
 
+_STORAGE_CLASS = Record(Str("provisioner", required=True),
+                        Str("volumeBindingMode", BINDING_IMMEDIATE,
+                            rule=either(BINDING_IMMEDIATE, BINDING_WAIT_FOR_FIRST_CONSUMER)))
+# v1.TopologySelectorLabelRequirement: both fields read, then checked; the first wrong one drops it
+_TOPOLOGY_SELECTOR_REQUIREMENT = Record(Str("key", required=True), List("values", rule=_non_empty_strings),
+                                        stop=True, check_after=True)
+
+
 def storage_class_from_manifest(m, place, probs) -> StorageClass | None:
     if not isinstance(m, dict):
         probs.add(place, f"{_q(m)} is not a StorageClass manifest")
         return None
     n_before = len(probs.items)
     name, _, _l, _a, _d, _md = _meta(m, "StorageClass", place, probs, False)
-    prov = get_str(m, "provisioner", place, probs)
-    if not prov:
-        probs.add(f"{place}.provisioner", "is required")
-    mode = get_str(m, "volumeBindingMode", place, probs) or BINDING_IMMEDIATE
-    if mode not in (BINDING_IMMEDIATE, BINDING_WAIT_FOR_FIRST_CONSUMER):
-        probs.add(f"{place}.volumeBindingMode", f"{_q(mode)} is not Immediate or WaitForFirstConsumer")
+    prov, mode = _STORAGE_CLASS.read(m, place, probs)
     terms = []
-    for i, t in enumerate(get_list(m, "allowedTopologies", place, probs)):
-        tp = f"{place}.allowedTopologies[{i}]"
-        if not isinstance(t, dict):
-            probs.add(tp, f"{_q(t)} is not a topology selector term")
-            continue
-        exprs = []
-        for j, e in enumerate(get_list(t, "matchLabelExpressions", tp, probs)):
-            ep = f"{tp}.matchLabelExpressions[{j}]"
-            if not isinstance(e, dict):
-                probs.add(ep, f"{_q(e)} is not a mapping (key, values)")
-                continue
-            key = get_str(e, "key", ep, probs)
-            vals = get_list(e, "values", ep, probs)
-            if not key:
-                probs.add(f"{ep}.key", "is required")
-                continue
-            if not vals or not all(isinstance(x, str) for x in vals):
-                probs.add(f"{ep}.values", "must be a non-empty list of strings")
-                continue
-            exprs.append((key, tuple(vals)))
-        terms.append(tuple(exprs))
+    for tp, t in each(m, "allowedTopologies", place, probs, "a topology selector term"):
+        terms.append(tuple((key, tuple(vals)) for _, _, (key, vals) in _TOPOLOGY_SELECTOR_REQUIREMENT.each(
+            t, "matchLabelExpressions", tp, probs, "a mapping (key, values)")))
     if len(probs.items) != n_before:
         return None
     return StorageClass(name, prov, mode, tuple(terms), m)
@@ -1314,15 +1114,7 @@ def csi_node_from_manifest(m, place, probs) -> CSINode | None:
     spec = get_map(m, "spec", place, probs)
     sp = f"{place}.spec"
     drivers, seen = [], set()
-    for i, d in enumerate(get_list(spec, "drivers", sp, probs)):
-        dp = f"{sp}.drivers[{i}]"
-        if not isinstance(d, dict):
-            probs.add(dp, f"{_q(d)} is not a driver")
-            continue
-        dn = get_str(d, "name", dp, probs)
-        if not dn:
-            probs.add(f"{dp}.name", "is required")
-            continue
+    for dp, d, (dn,) in _NAMED.each(spec, "drivers", sp, probs, "a driver"):
         if dn in seen:
             probs.add(f"{dp}.name", f"{_q(dn)} is listed twice")
             continue
