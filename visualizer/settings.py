@@ -15,6 +15,9 @@ Everything a deployment changes comes from the environment:
     SESSION_MEMORY_BUDGET_MB   a session's estimated memory beyond which it stops (default 1024)
     SCHEDULER_PLUGINS     out-of-tree plugins loaded at start (visualizer/plugins.py): .py paths or
                           module names, comma-separated
+    VISUALIZER_CLASS_MODE "1": class mode (scripts/run.sh --class): the machine's own host name and
+                          addresses are allowed hosts too, and the join link uses one phones reach
+    CLASS_HOST            in class mode, the address or name the join link uses by default
 
 With DJANGO_DEBUG=0 the server refuses to start without DJANGO_SECRET_KEY. Production settings
 (``manage.py check --deploy`` is clean with them): DJANGO_DEBUG=0, DJANGO_SECRET_KEY=<50+
@@ -60,6 +63,21 @@ ALLOWED_HOSTS = [
     ).split(",")
     if host.strip()
 ]
+
+# Class mode (`bash scripts/run.sh --class`, which sets VISUALIZER_CLASS_MODE=1 and serves on
+# 0.0.0.0): phones on the same network join. The hosts allowed become the list above plus this
+# machine's own host name and addresses (and CLASS_HOST), nothing wider; the presenter page's
+# join link and QR code use one of CLASS_JOIN_ADDRESSES when it is opened by 127.0.0.1 or
+# localhost (visualizer/classroom.py finds them without sending a packet).
+CLASS_MODE = os.environ.get("VISUALIZER_CLASS_MODE", "0") == "1"
+CLASS_HOST = os.environ.get("CLASS_HOST", "").strip()
+CLASS_JOIN_ADDRESSES = []
+if CLASS_MODE:
+    from visualizer import classroom
+
+    _machine = classroom.discover()
+    ALLOWED_HOSTS = classroom.allowed_hosts(ALLOWED_HOSTS, _machine, CLASS_HOST)
+    CLASS_JOIN_ADDRESSES = classroom.join_choices(_machine, CLASS_HOST)
 
 INSTALLED_APPS = [
     # First, so that `manage.py runserver` is Daphne's (HTTP + WebSockets + static files).

@@ -18,7 +18,7 @@ import segno
 
 from engine import Scenario, ScenarioError
 from engine.errors import EngineError
-from visualizer import history, markdown, metrics, plugins, presenters, runner, uploads
+from visualizer import classroom, history, markdown, metrics, plugins, presenters, runner, uploads
 from visualizer.models import Session
 from visualizer.scenarios import find_entry, list_scenarios
 
@@ -143,8 +143,37 @@ async def _trace_lines(events, n):
         yield await sync_to_async(runner.trace_lines)(events, start, min(n, start + chunk))
 
 
+def _join(request, path):
+    """The follower link for ``path`` and, in class mode on a presenter's page, what the join
+    box shows: the address phones use and the machine's others to pick from
+    (visualizer.classroom). Outside class mode: the link on the page's own host, as always."""
+    if not settings.CLASS_MODE:
+        return request.build_absolute_uri(path), None
+    choices = list(settings.CLASS_JOIN_ADDRESSES)
+    picked = request.GET.get("join")
+    if isinstance(picked, str) and picked in choices:
+        request.session[classroom.SESSION_KEY] = picked      # kept for the next visit
+    else:
+        picked = request.session.get(classroom.SESSION_KEY)
+    host = classroom.join_host(request.get_host(), choices, picked)
+    if host is None:
+        url = request.build_absolute_uri(path)
+        host = classroom.split_host(request.get_host())[0]
+    else:
+        url = classroom.join_url(request.scheme, request.get_host(), path, host)
+    unreachable = classroom.is_loopback_host(host)
+    if not unreachable and host not in choices:
+        choices.insert(0, host)          # opened by another of the machine's names: that one
+    return url, {"host": host, "choices": choices, "unreachable": unreachable,
+                 "present": request.GET.get("present", "")}
+
+
 def _session_page(request, session, role):
-    follower_url = request.build_absolute_uri(reverse("session-follower", args=[session.follower_token]))
+    follower_path = reverse("session-follower", args=[session.follower_token])
+    if role == "presenter":
+        follower_url, join = _join(request, follower_path)
+    else:
+        follower_url, join = request.build_absolute_uri(follower_path), None
     try:
         with runner.open_live(session.pk) as live:
             ctx = presenters.context(live)
@@ -161,6 +190,7 @@ def _session_page(request, session, role):
         "ws_path": f"/ws/{'s' if role == 'presenter' else 'w'}/"
                    f"{session.presenter_token if role == 'presenter' else session.follower_token}/",
         "follower_url": follower_url,
+        "join": join,   # class mode: the address phones use, and the machine's others
         # The presenter link is never printed (a projected page would hand control to the
         # room): a button copies it. The follower link comes with a QR code for phones.
         "follower_qr": _qr_svg(follower_url) if role == "presenter" else "",
