@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import copy
 import dataclasses
+import gc
 import gzip
 import importlib.util
 import json
@@ -712,17 +713,19 @@ def run_speed(old, runs: int) -> int:
     data = workloads.scheduling_basic(5000, 1000, 10000)
     n = len(data["objects"]) + len(data["actions"])
     times = {"before": [], "after": []}
-    for _ in range(runs):
-        for label, module in (("before", old), ("after", new)):
+    order = (("before", old), ("after", new))
+    for i in range(runs):
+        for label, module in order if i % 2 == 0 else order[::-1]:   # ABBA: neither always goes first
             bind(module)
             try:
+                gc.collect()
                 t = time.perf_counter()
                 Scenario.from_dict(data)
                 times[label].append(time.perf_counter() - t)
             finally:
                 bind(new)
     print(f"Scenario.from_dict(SchedulingBasic 5000 nodes, 1000 init pods, 10000 measured pods: {n} manifests), "
-          f"{runs} runs each, alternating:")
+          f"{runs} runs each, alternating (ABBA, gc.collect() before each):")
     for label, ts in times.items():
         print(f"  {label:6s}: min {min(ts):.3f}s  median {statistics.median(ts):.3f}s  "
               f"({', '.join(f'{t:.3f}' for t in ts)})")

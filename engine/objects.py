@@ -172,6 +172,11 @@ def parse_node_selector(v, place, probs) -> NodeSelector | None:
 # ---------------------------------------------------------------------------------------------
 # Resources
 
+# Quantity texts repeat across a scenario's objects ("100m", "500Mi"): each short one is parsed
+# once (a Decimal is immutable; an invalid one raises each time, as it is not kept).
+_parse_quantity_text = functools.lru_cache(maxsize=4096)(parse_quantity)
+
+
 def resource_list(v: Any, place: str, probs: Problems) -> dict:
     """A ResourceList as {name: Decimal}."""
     out = {}
@@ -182,7 +187,7 @@ def resource_list(v: Any, place: str, probs: Problems) -> dict:
         return out
     for name, q in v.items():
         try:
-            d = parse_quantity(q)
+            d = _parse_quantity_text(q) if type(q) is str and len(q) <= 64 else parse_quantity(q)
         except ValueError as e:
             probs.add(f"{place}.{name}", str(e))
             continue
@@ -423,7 +428,6 @@ _TOPOLOGY_SPREAD_CONSTRAINT = Record(Int("maxSkew", minimum=1, required="present
                                      Int("minDomains", minimum=1))
 _SPREAD_POLICIES = Record(Str("nodeAffinityPolicy", "Honor", rule=either("Honor", "Ignore")),
                           Str("nodeTaintsPolicy", "Ignore", rule=either("Honor", "Ignore")), check_after=True)
-_POD_STATUS = Record(Str("nominatedNodeName"), Parsed("startTime", parse_time))
 _RDIE = "requiredDuringSchedulingIgnoredDuringExecution"
 _PDIE = "preferredDuringSchedulingIgnoredDuringExecution"
 _NO_AFFINITY = (None, (), (), (), (), ())
@@ -548,7 +552,8 @@ def pod_from_manifest(m: Any, place: str, probs: Problems, start_instant: dateti
         gates.append(g["name"])
     volumes = parse_pod_volumes(spec, sp, probs)
     tgp = get_int(spec, "terminationGracePeriodSeconds", sp, probs, default=DEFAULT_TERMINATION_GRACE_PERIOD, minimum=0)
-    nnn, st = _POD_STATUS.read(status, stp, probs)
+    nnn = get_str(status, "nominatedNodeName", stp, probs)
+    st = parse_time(status.get("startTime"), f"{stp}.startTime", probs)
     start_time = None
     if st is not None and start_instant is not None:
         delta = st - start_instant
