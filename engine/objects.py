@@ -887,7 +887,8 @@ def _storage(rl: dict, place, probs, required=False):
     """The ``storage`` quantity of a ResourceList, in bytes (None if absent)."""
     q = resource_list(rl, place, probs)
     if "storage" not in q:
-        if required and "storage" not in (rl or {}):
+        # a capacity that is not a mapping was reported by resource_list ("is not a resource list")
+        if required and isinstance(rl, dict | None) and "storage" not in (rl or {}):
             probs.add(f"{place}.storage", "is required")
         return None
     return value(q["storage"])

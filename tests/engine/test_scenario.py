@@ -483,3 +483,14 @@ def test_unmodelled_volume_plugin_is_refused_with_the_reason():
         {"plugins": {"filter": {"enabled": [{"name": "AzureDiskLimits"}]}}}]}))
     with pytest.raises(ConfigError, match="the non-CSI attach limits, are not modelled"):
         Engine(sc)
+
+
+@pytest.mark.parametrize("capacity", ["5", "true", "2026-01-01", "[1, 2]"])
+def test_a_persistent_volume_capacity_that_is_not_a_mapping_is_a_problem_not_a_crash(capacity):
+    text = ("kind: Scenario\nmetadata: {name: pvcap}\nobjects:\n"
+            f"  - {{apiVersion: v1, kind: PersistentVolume, metadata: {{name: pv1}}, spec: {{capacity: {capacity}, "
+            "accessModes: [ReadWriteOnce], hostPath: {path: /x}}}\n")
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_text(text)
+    assert len(e.value.problems) == 1 and e.value.problems[0].startswith("objects[0].spec.capacity: ")
+    assert "is not a resource list" in e.value.problems[0]
