@@ -225,6 +225,33 @@ def _mapping(pairs):
     return d
 
 
+MAX_DOCUMENTS = 100_000     # documents in one stream (an import may hold one object a document)
+
+
+def _walk_bounds(data, max_nodes: int, max_depth: int) -> str | None:
+    """What is wrong with already-built data as ``_within_bounds`` counts it (nodes, depth), or
+    None; iterative, so a deep value cannot exhaust the stack."""
+    total = 0
+    stack = [(data, 0)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        v, depth = pop()
+        total += 1
+        if total > max_nodes:
+            return f"the document is too large: more than {max_nodes:,} values"
+        if depth + 1 > max_depth:
+            return f"values are nested more than {max_depth} levels deep"
+        c = v.__class__
+        if c is dict:
+            for x in v.values():
+                total += 1          # the key
+                push((x, depth + 1))
+        elif c is list:
+            for x in v:
+                push((x, depth + 1))
+    return None
+
+
 def _json_data(text: str, max_nodes: int, max_depth: int):
     """The data of a JSON document as PyYAML's safe loader builds it, within the bounds
     ``load`` enforces (nodes, depth), read with the json module (about 50 times faster than
@@ -243,23 +270,7 @@ def _json_data(text: str, max_nodes: int, max_depth: int):
     except (ValueError, RecursionError):
         return None
     # the node count and depth as _within_bounds counts them (no aliases in JSON)
-    total = 0
-    stack = [(data, 0)]
-    pop, push = stack.pop, stack.append
-    while stack:
-        v, depth = pop()
-        total += 1
-        if total > max_nodes or depth + 1 > max_depth:
-            return None
-        c = v.__class__
-        if c is dict:
-            for k, x in v.items():
-                total += 1          # the key
-                push((x, depth + 1))
-        elif c is list:
-            for x in v:
-                push((x, depth + 1))
-    return data
+    return data if _walk_bounds(data, max_nodes, max_depth) is None else None
 
 
 def load_data(text: str, max_nodes=MAX_NODES, max_depth=MAX_DEPTH):
@@ -324,34 +335,6 @@ def load(text: str, max_nodes=MAX_NODES, max_depth=MAX_DEPTH):
         return data, root
     finally:
         loader.dispose()
-
-
-
-MAX_DOCUMENTS = 100_000     # documents in one stream (an import may hold one object a document)
-
-
-def _walk_bounds(data, max_nodes: int, max_depth: int) -> str | None:
-    """What is wrong with already-built data as ``_within_bounds`` counts it (nodes, depth), or
-    None; iterative, so a deep value cannot exhaust the stack."""
-    total = 0
-    stack = [(data, 0)]
-    pop, push = stack.pop, stack.append
-    while stack:
-        v, depth = pop()
-        total += 1
-        if total > max_nodes:
-            return f"the document is too large: more than {max_nodes:,} values"
-        if depth + 1 > max_depth:
-            return f"values are nested more than {max_depth} levels deep"
-        c = v.__class__
-        if c is dict:
-            for x in v.values():
-                total += 1          # the key
-                push((x, depth + 1))
-        elif c is list:
-            for x in v:
-                push((x, depth + 1))
-    return None
 
 
 def load_documents(text: str, max_nodes=MAX_NODES, max_depth=MAX_DEPTH, max_documents=MAX_DOCUMENTS,
