@@ -21,6 +21,7 @@ urlpatterns = [
     path("s/<str:token>/compare/", views.session_compare, name="session-compare"),
     path("w/<str:token>/compare/", views.session_compare, {"role": "follower"}, name="follower-compare"),
     path("healthz", views.healthz, name="healthz"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("metrics", views.prometheus_metrics, name="metrics"),
 ]
 

@@ -244,6 +244,16 @@ def session_follower(request, token):
     return _session_page(request, get_object_or_404(Session, follower_token=token), "follower")
 
 
+FAVICON = Path(__file__).resolve().parent.parent / "static" / "img" / "favicon.svg"
+
+
+def favicon(request):
+    """The icon browsers ask every page for (``/favicon.ico``): an SVG, cached for a day."""
+    response = HttpResponse(FAVICON.read_bytes(), content_type="image/svg+xml")
+    response["Cache-Control"] = "public, max-age=86400"
+    return response
+
+
 def healthz(request):
     return HttpResponse("ok", content_type="text/plain")
 

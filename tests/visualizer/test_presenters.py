@@ -220,3 +220,15 @@ def test_the_chart_of_one_instant_counts_the_changes():
     chart = presenters._chart([(0.0, zero), (0.0, dict(zero, activeQ=1)), (0.0, dict(zero, activeQ=2))])
     assert [t["label"] for t in chart["x_ticks"]] == ["0", "1", "2"]
     assert chart["x_label"] == "queue changes, all at 0 s"
+
+
+def test_a_permit_wait_is_not_marked_failed_in_the_log():
+    """Issue 24: Permit's Wait parks the pod (WaitOnPermit); the log marks only failures with ✗."""
+    from visualizer.panels.log import log
+    base = {"time": 1.0, "pod": "default/a", "cycle": 3, "point": "Permit", "node": "n1"}
+    events = [dict(base, seq=0, type="PluginResult", plugin="Gang", code="Wait", message="waiting for 2 more"),
+              dict(base, seq=1, type="PluginResult", plugin="Gang", code="Unschedulable", message="rejected"),
+              dict(base, seq=2, type="PluginResult", plugin="Gang", code="Success", message="")]
+    rows = log(events, 3)["rows"]
+    assert [r["failed"] for r in rows] == [False, True, False]
+    assert "✗" not in rows[0]["html"] and "✗" in rows[1]["html"]

@@ -50,3 +50,10 @@ def test_a_rejected_text_is_shown_again_only_while_small(client):
     assert response.status_code == 400 and "<li data-problem>" in body
     assert "x" * 1000 not in body
     assert len(body) < page + 5_000          # the page with its problems, not the text again
+
+
+def test_the_favicon_is_served(client):
+    """Issue 24: every page load asked for /favicon.ico and got a 404."""
+    response = client.get("/favicon.ico")
+    assert response.status_code == 200 and response["Content-Type"] == "image/svg+xml"
+    assert response.content.startswith(b"<svg") and b"</svg>" in response.content

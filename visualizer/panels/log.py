@@ -131,7 +131,7 @@ def log(events: list, position: int, log_filter=None, row_cache=None) -> dict:
             pods, nodes = _subjects(e)
             row = {"seq": e["seq"], "position": e["seq"] + 1, "time": seconds(e["time"]), "type": e["type"],
                    "pods": sorted(pods), "nodes": sorted(nodes), "message": summary(e), "event": e,
-                   "failed": e.get("code") not in (None, SUCCESS, "Skip")
+                   "failed": e.get("code") not in (None, SUCCESS, "Skip", "Wait")   # Permit Wait: parked, not failed
                    or e.get("result") in ("Unschedulable", "Error")
                    or e["type"] in ("ActionSkipped", "BindFailed", "PluginError")}
             row["html"] = _log_row_html(row)
