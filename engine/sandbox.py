@@ -75,8 +75,12 @@ def work(request: dict) -> dict:
     max_objects = int(request.get("max_objects") or 0) or None
     imported = False
     try:
-        docs = _documents(files)
+        from .importers import detect, parse_documents
+        # the one file's documents (None when several files, or unreadable: the scenario
+        # validator then says why, as it always did)
+        docs = (parse_documents(files[0][0], files[0][1], []) or None) if len(files) == 1 else None
         imported = len(files) != 1 or (docs is not None and (len(docs) > 1 or detect(docs[0]) not in ("scenario", None)))
+        data = None
         if imported:
             from .importers import dump_scenario, import_files
             kw = {"test_case": options.get("test_case") or None, "workload": options.get("workload") or None}
@@ -86,9 +90,9 @@ def work(request: dict) -> dict:
             text, source = dump_scenario(result.scenario), ""
         else:
             text, source = (files[0][1] if files else ""), str(request.get("source") or "")
-        # a YAML scenario's data as just read (the same loader as Scenario.from_text's); JSON is
-        # read again, the YAML way, where the two may differ
-        data = docs[0] if docs and not _JSON_START.match(text) else None
+            # the scenario's data as just read, when YAML (the same loader as Scenario.from_text's);
+            # JSON is read again, the YAML way, where the two may differ
+            data = docs[0] if docs and not _JSON_START.match(text) else None
         validate(text, source or "<input>", max_objects, data=data)
     except ScenarioError as e:
         # "imported": whether the problems are the importer's (they name their files) or the
@@ -97,20 +101,6 @@ def work(request: dict) -> dict:
     except EngineError as e:
         return {"problems": [str(e)], "imported": imported}
     return {"text": text, "imported": imported}
-
-
-def _documents(files):
-    """The documents of the one file given (None when several, or unreadable: then the
-    scenario validator says why, as it always did)."""
-    if len(files) != 1:
-        return None
-    from .importers import parse_documents
-    return parse_documents(files[0][0], files[0][1], []) or None
-
-
-def detect(doc):
-    from .importers import detect as detect_format
-    return detect_format(doc)
 
 
 def validate(text: str, source: str = "<input>", max_objects: int | None = None, data=None):

@@ -193,3 +193,15 @@ def test_an_uploaded_scenarios_problems_name_the_file():
     with pytest.raises(ScenarioError) as e:           # a paste has no file name to give
         uploads.prepare([("pasted text", "a: " + "[" * 500 + "]" * 500 + "\n")])
     assert e.value.problems == ["line 1, column 104: values are nested more than 100 levels deep"]
+
+
+def test_an_import_whose_scenario_is_over_a_mebibyte_is_validated_as_that_scenario():
+    """The converted scenario is validated, not the dump's own data: a 9,000-node kubectl List
+    converts to a 1.3 MB scenario (past the size where problems are not located by line), which
+    was refused as 'kind: "List" must be "Scenario"'."""
+    import json
+    items = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i}", "labels": {"zone": f"z{i % 3}"}},
+              "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"}}} for i in range(9000)]
+    text, imported = uploads.prepare([("dump.json", json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))])
+    assert imported and len(text) > 1024 * 1024
+    assert yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["kind"] == "Scenario"
