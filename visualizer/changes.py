@@ -268,14 +268,14 @@ def maybe_auto_reload(session_id) -> str:
 def context(live) -> dict:
     """The "what changed" panel: the code the session runs, a notice when the server runs other
     code than the session was recorded with, and the last reload's summary."""
-    from django.urls import reverse
     recorded = getattr(live, "plugin_code", None) or {}
     baseline = getattr(live, "baseline", None)
-    # Both pages are read-only views of the session: the follower token's URLs serve the
-    # presenter too, so a projected page never links to (or shows) the presenter token.
-    token = getattr(live, "follower_token", "")
-    return {"changes_url": reverse("follower-changes", args=[token]) if token else "changes/",
-            "compare_url": reverse("follower-compare", args=[token]) if token else "compare/",
+    # Relative links, resolved by the browser against the page's own URL: /s/<presenter
+    # token>/changes/ on the presenter's page, /w/<follower token>/changes/ on a follower's.
+    # Each page keeps its role (their "back to the session" is ../), and the panel, which the
+    # WebSocket sends alike to every page of the session, names no token at all: a follower's
+    # frame never carries the presenter token, and a projected page never prints it.
+    return {"changes_url": "changes/", "compare_url": "compare/",
             "code": code_label(recorded) if recorded else "", "uses_plugins": bool(recorded),
             "notes": code_notes(recorded),
             "baseline": None if not baseline else {
