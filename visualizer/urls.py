@@ -7,6 +7,7 @@ urlpatterns = [
     path("sessions/", views.start_session, name="start-session"),
     path("s/<str:token>/", views.session_presenter, name="session-presenter"),
     path("w/<str:token>/", views.session_follower, name="session-follower"),
+    path("j/<str:code>/", views.join_short, name="join-short"),
     path("docs/", views.docs_page, name="docs"),
     path("docs/examples/", views.docs_file, {"folder": "examples", "filename": ""}, name="docs-examples"),
     path("docs/<str:name>/", views.docs_page, name="docs-page"),

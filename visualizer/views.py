@@ -100,7 +100,9 @@ def request_too_large(request, length):
 def _qr_svg(url: str) -> str:
     """The QR code of ``url`` as inline SVG (segno; error correction M survives a projector)."""
     qr = segno.make(url, error="m")
-    return mark_safe(qr.svg_inline(scale=5, border=2, dark="#111", light="#fff",
+    # omitsize: a viewBox instead of a fixed size, so the page can draw it as large as the
+    # join overlay allows
+    return mark_safe(qr.svg_inline(scale=5, border=2, dark="#111", light="#fff", omitsize=True,
                                    title="QR code of the follower link"))
 
 
@@ -168,12 +170,36 @@ def _join(request, path):
                  "present": request.GET.get("present", "")}
 
 
+JOIN_CODE_LENGTH = 8
+
+
+def join_code(follower_token: str) -> str:
+    """The join link's short code: the follower token's first characters (48 bits of its
+    randomness; the link only ever leads to the read-only page)."""
+    return follower_token[:JOIN_CODE_LENGTH]
+
+
+def join_short(request, code):
+    """``/j/<code>/``: the short link the join box shows large, for a room to type; it leads
+    to the follower page of the one session whose follower token starts with ``code``."""
+    if len(code) != JOIN_CODE_LENGTH:
+        raise Http404("no such join code")
+    matches = list(Session.objects.filter(follower_token__startswith=code).values_list("follower_token", flat=True)[:2])
+    if len(matches) != 1 or not matches[0].startswith(code):     # startswith is case-blind on SQLite
+        raise Http404("no such join code")
+    return redirect("session-follower", token=matches[0])
+
+
 def _session_page(request, session, role):
     follower_path = reverse("session-follower", args=[session.follower_token])
+    short_path = reverse("join-short", args=[join_code(session.follower_token)])
     if role == "presenter":
         follower_url, join = _join(request, follower_path)
+        # the same host as the follower link (class mode picks the one phones reach)
+        short_url = follower_url[: -len(follower_path)] + short_path
     else:
         follower_url, join = request.build_absolute_uri(follower_path), None
+        short_url = request.build_absolute_uri(short_path)
     try:
         with runner.open_live(session.pk) as live:
             ctx = presenters.context(live)
@@ -193,7 +219,10 @@ def _session_page(request, session, role):
         "join": join,   # class mode: the address phones use, and the machine's others
         # The presenter link is never printed (a projected page would hand control to the
         # room): a button copies it. The follower link comes with a QR code for phones.
-        "follower_qr": _qr_svg(follower_url) if role == "presenter" else "",
+        "follower_qr": _qr_svg(short_url) if role == "presenter" else "",
+        # the short link, large and without its scheme, for a room to read and type
+        "join_url": short_url,
+        "join_text": short_url.split("://", 1)[-1],
         # A pod's history is read-only: the follower token's URL serves both roles.
         "history_url": reverse("pod-history-follower", args=[session.follower_token]),
         "speeds": runner.SPEEDS,

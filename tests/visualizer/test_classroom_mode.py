@@ -239,9 +239,13 @@ def qr_of(html):
     return html.split("data-follower-qr>", 1)[1].split("</svg>", 1)[0] + "</svg>"
 
 
-def expected_qr(url):
-    return segno.make(url, error="m").svg_inline(scale=5, border=2, dark="#111", light="#fff",
-                                                 title="QR code of the follower link")
+def expected_qr(follower_url):
+    """The QR code the join box shows for ``follower_url``: it encodes the short join link on
+    the same host (/j/<the token's first 8 characters>/), which leads to the follower page."""
+    base, token = follower_url.rstrip("/").rsplit("/w/", 1)
+    short = f"{base}/j/{token[:8]}/"
+    return segno.make(short, error="m").svg_inline(scale=5, border=2, dark="#111", light="#fff",
+                                                   omitsize=True, title="QR code of the follower link")
 
 
 def test_opened_on_127_0_0_1_the_join_link_and_qr_carry_the_lan_address(client, class_mode, session):
@@ -394,3 +398,19 @@ async def test_a_phones_socket_by_the_lan_address_is_accepted_and_a_foreign_orig
             frame = await comm.receive_from(timeout=5)
             assert frame   # the snapshot a follower gets on connecting
         await comm.disconnect()
+
+
+def test_the_short_join_link_leads_to_the_follower_page_only(client, session):
+    """/j/<code>/: the short link the join box shows large (and its QR encodes) redirects to the
+    follower page; an unknown, a wrong-case or a wrong-length code is a 404, and the short link
+    never leads to the presenter's page."""
+    html = client.get(f"/s/{session.presenter_token}/").content.decode()
+    code = session.follower_token[:8]
+    assert f'data-join-short><a href="http://testserver/j/{code}/">testserver/j/{code}/</a>' in html
+    response = client.get(f"/j/{code}/")
+    assert response.status_code == 302 and response["Location"] == f"/w/{session.follower_token}/"
+    assert client.get(f"/j/{session.presenter_token[:8]}/").status_code == 404
+    assert client.get(f"/j/{code[:7]}/").status_code == 404
+    swapped = code.swapcase()
+    if swapped != code:
+        assert client.get(f"/j/{swapped}/").status_code == 404

@@ -216,7 +216,7 @@ async def test_a_session_whose_plugin_raises_on_some_nodes_keeps_working_over_th
     assert plugin_cells(first, "ZonePin") == {"a-1": "Success", "b-1": "Unschedulable", "a-2": "Success",
                                               "a-gpu": "UnschedulableAndUnresolvable", "edge-1": None}
     assert plugin_cells(first, "TaintToleration")["edge-1"] == "UnschedulableAndUnresolvable"
-    assert '<th scope="col" data-plugin="ZonePin">' in first
+    assert '<th scope="col" class="plugin-col" data-plugin="ZonePin"' in first
     # cycle 2, batch: the KeyError on edge-1 is that cell's Error, with the plugin's own frame
     assert 'data-cycle-result="Error"' in second
     error_cell = re.search(r'<tr data-filter-node="edge-1".*?</tr>', second, re.S).group(0)
@@ -344,7 +344,7 @@ def test_a_score_call_that_raised_and_a_prefilter_that_returned_garbage_render_a
         runner.control(session.pk, {"action": "step-cycle"})          # web: ScoreBug raises on b-1
         html = client.get(f"/s/{session.presenter_token}/").content.decode()
         table = re.search(r'<table class="matrix scores" data-scores>.*?</table>', html, re.S).group(0)
-        assert '<th scope="col" data-plugin="ScoreBug">' in table
+        assert '<th scope="col" class="plugin-col" data-plugin="ScoreBug"' in table
         row = re.search(r'<tr data-score-node="b-1".*?</tr>', table, re.S).group(0)
         assert 'data-code="Error" data-plugin="ScoreBug" class="cell--error"' in row
         assert "⚠ Error: ZeroDivisionError</button>" in row and f"{path}:{SCORE_BUG_LINE} in score" in row

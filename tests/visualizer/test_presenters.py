@@ -1,4 +1,6 @@
 """Engine state and trace events as plain template context (no engine objects leak out)."""
+import re
+
 import pytest
 
 from visualizer import frames, presenters, runner
@@ -80,9 +82,11 @@ def test_preemption_shows_candidates_the_pick_criteria_and_reprieves(start):
     assert n1["candidate"]["victims"] == ["default/c", "default/b"]
     pick = p["pick"]
     assert pick["node"] == "n3" and pick["criterion"] == "minHighestPriorityVictim"
-    assert [c["name"] for c in pick["criteria"] if c["deciding"]] == ["minHighestPriorityVictim"]
-    chosen = next(r for r in pick["rows"] if r["chosen"])
-    assert chosen["node"] == "n3" and [v["value"] for v in chosen["values"] if v["deciding"]] == [-10]
+    assert [r["name"] for r in pick["rows"] if r["deciding"]] == ["minHighestPriorityVictim"]
+    assert [c["node"] for c in pick["columns"] if c["chosen"]] == ["n3"]
+    # the real priority of n3's most important victim (the engine's score is -10)
+    deciding = next(r for r in pick["rows"] if r["deciding"])
+    assert [(c["real"], c["state"]) for c in deciding["cells"] if c["node"] == "n3"] == [(10, "win")]
     n5 = next(n for n in p["nodes"] if n["node"] == "n5")
     assert n5["fits"]["fits"] is False and n5["result"]["reason"]
 
@@ -190,14 +194,24 @@ def test_camelbreak_lets_long_names_wrap_and_escapes_the_rest():
 
 
 def test_each_queued_pod_carries_the_message_of_its_last_move(start):
-    """Issue 5: the plain-language message of a queue transition shows on hover (title)."""
+    """Issue 5: the plain-language message of a queue transition shows on hover and focus."""
     session = start("too-big.yaml", ("run-until", {"until": 0}))
     [big] = queue(context(session), "unschedulablePods")["pods"]
     assert "waits in unschedulablePods" in big["why"] and "NodeResourcesFit" in big["why"]
     with runner.open_live(session.pk) as live:
         [(panel_id, html)] = presenters.render_panels(live, names=["queues"])
     assert panel_id == "panel-queues"
-    assert 'data-pod="default/big" title="the attempt failed (rejected by NodeResourcesFit)' in html
+    # the pod just moved: its message is shown in its card
+    assert big["just_moved"]
+    assert re.search(r'data-pod="default/big".*?<span class="pod-why" data-why>the attempt failed \(rejected by NodeResourcesFit\)', html, re.S)
+    # once it has not just moved, the message is a tooltip the pod is described by, shown on
+    # hover and on keyboard focus (the pod is focusable)
+    from django.template.loader import render_to_string
+    calm = render_to_string("visualizer/partials/_queues.html", {"queues": {
+        "columns": [{"name": "unschedulablePods", "label": "unschedulablePods", "total": 1, "pods": [{**big, "just_moved": False}]}],
+        "in_flight": [], "waiting": []}})
+    assert "data-why" not in calm
+    assert re.search(r'data-pod="default/big" tabindex="0" aria-describedby="(why-[^"]+)".*?<span class="pod-why pod-why--hint" id="\1" role="tooltip">the attempt failed \(rejected by NodeResourcesFit\)', calm, re.S)
 
 
 def test_the_chart_has_axes_ticks_in_virtual_seconds_and_hover_values():

@@ -145,7 +145,7 @@ def test_static_css_is_served(client):
     response = client.get("/static/css/app.css")
 
     assert response.status_code == 200
-    assert b"".join(response.streaming_content).startswith(b"/* Site-wide styles")
+    assert b"".join(response.streaming_content).startswith(b"/* The kube-scheduler visualizer's stylesheet")
 
 
 # ---------------------------------------------------------------------- sessions
@@ -382,10 +382,12 @@ def test_the_presenter_page_shows_a_qr_code_of_the_follower_link(client, session
 
     html = client.get(f"/s/{session.presenter_token}/").content.decode()
     qr = html.split("data-follower-qr>", 1)[1].split("</svg>", 1)[0] + "</svg>"
-    follower_url = f"http://testserver/w/{session.follower_token}/"
-    expected = segno.make(follower_url, error="m").svg_inline(scale=5, border=2, dark="#111", light="#fff",
-                                                               title="QR code of the follower link")
-    assert qr == expected   # the follower link, encoded, and nothing else
+    # the short join link (/j/<code>/, which leads to the follower page), encoded, and nothing
+    # else; drawn from its viewBox so the join overlay can make it as large as it likes
+    join_url = f"http://testserver/j/{session.follower_token[:8]}/"
+    expected = segno.make(join_url, error="m").svg_inline(scale=5, border=2, dark="#111", light="#fff",
+                                                           omitsize=True, title="QR code of the follower link")
+    assert qr == expected and 'viewBox="0 0 ' in qr
     assert 'class="segno"' in qr and "<script" not in qr
 
 

@@ -77,7 +77,7 @@ def _matrix_row_html(row: dict) -> str:
         mark = "✓" if code == "Success" else ("↷" if code == "Skip" else "✗")
         reasons = (format_html('<span class="reasons">{}</span>', "; ".join(cell["reasons"]))
                    if cell.get("reasons") else "")
-        cells.append(format_html('<td class="cell--{} {}" data-plugin="{}" data-code="{}"><span class="code">{} {}</span>{}</td>',
+        cells.append(format_html('<td class="cell--{} {}" data-plugin="{}" data-code="{}"><span class="code">{} <span class="code-text">{}</span></span>{}</td>',
                                  code.lower(), "cell--pass" if cell["ok"] else "cell--fail", cell["plugin"], code,
                                  mark, camelbreak(code), reasons))
     passed = row["passed"]

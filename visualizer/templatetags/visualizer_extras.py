@@ -1,5 +1,7 @@
 """Template filters of the session page."""
 import re
+from functools import lru_cache
+from pathlib import Path
 
 from django import template
 from django.utils.html import conditional_escape
@@ -30,3 +32,39 @@ def transition_name(key):
     text = str(key)
     digest = format(sum((i + 1) * ord(c) for i, c in enumerate(text)) % 65521, "x")
     return f"pod-{_NOT_IDENT.sub('_', text)}-{digest}"
+
+
+# Icons: a subset of Lucide (lucide-static 1.62.0, ISC licence; static/vendor/lucide/), inlined
+# as SVG so they render the same with any fonts (a glyph such as ⓘ is an empty box with
+# Debian's default fonts) and take the text colour.
+ICON_DIR = Path(__file__).resolve().parents[2] / "static" / "vendor" / "lucide" / "icons"
+_SVG_BODY = re.compile(r"<svg\b[^>]*>(.*)</svg>", re.S)
+
+
+@lru_cache(maxsize=None)
+def _icon_body(name: str) -> str:
+    if not re.fullmatch(r"[a-z0-9-]+", name):
+        raise template.TemplateSyntaxError(f"icon name {name!r}: lower-case letters, digits and '-' only")
+    path = ICON_DIR / f"{name}.svg"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise template.TemplateSyntaxError(f"no icon {name!r} in {ICON_DIR} (vendor it from lucide-static)") from None
+    body = _SVG_BODY.search(text)
+    return " ".join(body.group(1).split()) if body else ""
+
+
+@register.simple_tag
+def icon(name, label=""):
+    """``{% icon "play" %}``: the Lucide icon ``name`` as inline SVG, hidden from assistive
+    technology (the control's text names it); ``{% icon "info" "more about this" %}`` gives it
+    an accessible name instead, for an icon that stands alone."""
+    body = _icon_body(str(name))
+    if label:
+        aria = f' role="img" aria-label="{conditional_escape(label)}"'
+    else:
+        aria = ' aria-hidden="true" focusable="false"'
+    return mark_safe(
+        f'<svg class="icon icon--{name}" viewBox="0 0 24 24" width="24" height="24" fill="none" '
+        f'stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"{aria}>'
+        f"{body}</svg>")
