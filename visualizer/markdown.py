@@ -13,11 +13,14 @@ narrow screen instead of widening the page).
 from __future__ import annotations
 
 import functools
+import posixpath
 import re
+from pathlib import Path
 
 import nh3
 from django.utils.safestring import mark_safe
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 _TAGS = {"p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "del", "s", "code", "pre",
          "blockquote", "ul", "ol", "li", "a", "table", "thead", "tbody", "tr", "th", "td", "div", "span"}
@@ -105,8 +108,11 @@ def first_paragraph(text: str) -> str:
 
 # ---------------------------------------------------------------------- documentation pages
 
-_DOC_LINK = re.compile(r"^(?P<name>[a-z0-9][a-z0-9-]*)\.md(?P<anchor>#[-a-z0-9_]*)?$")
+DOCS_DIR = Path(__file__).resolve().parent.parent / "docs"
+DOC_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\.(yaml|yml|py|json|png)$")   # what docs_file serves
+_DOC_LINK = re.compile(r"^(?P<name>[a-z0-9][a-z0-9-]*|README)\.md(?P<anchor>#[-a-z0-9_]*)?$")
 _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 def _slug(text: str, seen: dict) -> str:
@@ -117,15 +123,90 @@ def _slug(text: str, seen: dict) -> str:
     return base if n == 0 else f"{base}-{n}"
 
 
+def _served_href(href: str, docs_dir: Path = DOCS_DIR):
+    """Where the app serves a link of a docs/ page: ``(url, None)``, or ``(None, repository
+    path)`` for a file of the repository that the app does not serve.
+
+    The Markdown keeps links relative to docs/ (so that they work on GitHub); served at
+    /docs/<page>/ they would resolve elsewhere. ``cli.md#x`` → ``/docs/cli/#x``,
+    ``README.md`` → ``/docs/``, ``examples/a.yaml`` → ``/docs/examples/a.yaml``,
+    ``images/a.png`` → ``/docs/images/a.png``, ``../fixtures/...`` (the lessons) → the library
+    that lists them. External links, anchors and app paths are kept."""
+    if not href or href.startswith(("#", "/")) or _SCHEME.match(href):
+        return href, None
+    path, _, anchor = href.partition("#")
+    anchor = f"#{anchor}" if anchor else ""
+    full = posixpath.normpath(posixpath.join("docs", path))
+    shown = full + ("/" if path.endswith("/") and full != "." else "")
+    if full.startswith("../") or full == "..":
+        return None, href        # outside the repository: nothing to point at
+    if full == "docs":
+        return "/docs/" + anchor, None
+    if full == "fixtures" or full.startswith("fixtures/"):
+        return "/#library", None   # the lessons: the library lists them (one click starts one)
+    if not full.startswith("docs/"):
+        return None, shown
+    rel = full[len("docs/"):]
+    m = _DOC_LINK.match(rel)
+    if m and (docs_dir / rel).is_file():
+        return f"/docs/{'' if m['name'] == 'README' else m['name'] + '/'}{anchor}", None
+    folder, _, filename = rel.partition("/")
+    if folder in ("examples", "images") and "/" not in filename:
+        if not filename:
+            return f"/docs/{folder}/", None
+        if DOC_FILE.match(filename) and (docs_dir / folder / filename).is_file():
+            return f"/docs/{folder}/{filename}", None
+    return None, shown
+
+
 def doc_href(href: str) -> str:
-    """A link of a docs/ page as the app serves it: ``cli.md#x`` → ``/docs/cli/#x``,
-    ``examples/a.yaml`` → ``/docs/examples/a.yaml``, ``images/a.png`` → ``/docs/images/a.png``."""
-    m = _DOC_LINK.match(href)
-    if m:
-        return f"/docs/{'' if m['name'] == 'README' else m['name'] + '/'}{m['anchor'] or ''}"
-    if href.startswith(("examples/", "images/")) and ".." not in href:
-        return "/docs/" + href
-    return href
+    """A link of a docs/ page as the app serves it (see ``_served_href``); "" when the app does
+    not serve its target."""
+    url, _ = _served_href(href)
+    return url or ""
+
+
+def _unlink(children: list, i: int, repo_path: str) -> None:
+    """Replace the link that opens at ``children[i]`` by its text: a link to a file the app does
+    not serve reads as the file's path in the repository, never as a dead link. Link text that
+    is one code span shows the path (`` `test_x.py` `` → ``tests/fixtures/test_x.py``); other
+    text is kept and followed by the path in parentheses."""
+    depth, end = 0, i
+    for end in range(i, len(children)):
+        depth += children[end].nesting
+        if depth == 0:
+            break
+    inner = children[i + 1:end]
+    if len(inner) == 1 and inner[0].type == "code_inline":
+        inner[0].content = repo_path
+        children[i:end + 1] = inner
+        return
+    code = Token("code_inline", "code", 0, content=repo_path, markup="`")
+    children[i:end + 1] = inner + [Token("text", "", 0, content=" ("), code, Token("text", "", 0, content=")")]
+
+
+def doc_pages(docs_dir: Path = DOCS_DIR) -> list:
+    """The pages of docs/ (their names, README apart) in reading order: the order in which the
+    index, docs/README.md, first links them; a page it does not link comes after, by name."""
+    names = {p.stem for p in docs_dir.glob("*.md") if p.stem != "README"}
+    index = docs_dir / "README.md"
+    try:
+        key = (str(index), index.stat().st_mtime_ns)
+    except OSError:
+        return sorted(names)
+    listed = [n for n in _index_order(*key) if n in names]
+    return listed + sorted(names - set(listed))
+
+
+@functools.lru_cache(maxsize=4)
+def _index_order(path: str, _mtime_ns: int) -> tuple:
+    order = []
+    for token in _MD.parse(Path(path).read_text(encoding="utf-8")):
+        for child in token.children or []:
+            m = _DOC_LINK.match(child.attrGet("href") or "") if child.type == "link_open" else None
+            if m and m["name"] != "README" and m["name"] not in order:
+                order.append(m["name"])
+    return tuple(order)
 
 
 def render_document(text: str) -> tuple[str, str]:
@@ -143,11 +224,19 @@ def render_document(text: str) -> tuple[str, str]:
         elif token.type == "table_open":
             token.attrSet("data-wrap", "1")
         elif token.type == "inline":
-            for child in token.children or []:
+            children = token.children or []
+            j = 0
+            while j < len(children):
+                child = children[j]
                 if child.type == "link_open":
-                    child.attrSet("href", doc_href(child.attrGet("href") or ""))
+                    url, repo_path = _served_href(child.attrGet("href") or "")
+                    if url is None:
+                        _unlink(children, j, repo_path)
+                        continue
+                    child.attrSet("href", url)
                 elif child.type == "image":
                     child.attrSet("src", doc_href(child.attrGet("src") or ""))
+                j += 1
     html = _MD.renderer.render(tokens, _MD.options, {})
     html = html.replace('<table data-wrap="1">', '<div class="table-wrap"><table>').replace(
         "</table>", "</table></div>")

@@ -316,9 +316,9 @@ def not_found(request):
 
 # ---------------------------------------------------------------------- the documentation
 
-DOCS_DIR = Path(__file__).resolve().parent.parent / "docs"
+DOCS_DIR = markdown.DOCS_DIR
 _DOC_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-_DOC_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\.(yaml|yml|py|json|png)$")
+_DOC_FILE = markdown.DOC_FILE     # the files of docs/examples and docs/images served
 
 
 def docs_page(request, name="README"):
@@ -331,9 +331,8 @@ def docs_page(request, name="README"):
     if not path.is_file():
         raise Http404("no such page")
     html, title = markdown.render_document(path.read_text(encoding="utf-8"))
-    pages = sorted(p.stem for p in DOCS_DIR.glob("*.md") if p.stem != "README")
     return render(request, "visualizer/docs.html", {"html": html, "title": title or name, "name": name,
-                                                     "pages": pages})
+                                                     "pages": markdown.doc_pages(DOCS_DIR)})
 
 
 def docs_file(request, folder, filename):
@@ -344,7 +343,7 @@ def docs_file(request, folder, filename):
         files = sorted(p.name for p in (DOCS_DIR / folder).iterdir() if _DOC_FILE.match(p.name))
         return render(request, "visualizer/docs.html", {
             "title": f"docs/{folder}", "name": folder, "folder": folder, "files": files,
-            "pages": sorted(p.stem for p in DOCS_DIR.glob("*.md") if p.stem != "README")})
+            "pages": markdown.doc_pages(DOCS_DIR)})
     if not _DOC_FILE.match(filename):
         raise Http404("no such file")
     path = DOCS_DIR / folder / filename
