@@ -39,6 +39,14 @@ def _parser() -> MarkdownIt:
 _MD = _parser()
 
 
+def _focusable_scrolls(html: str) -> str:
+    """Sanitized HTML whose boxes that may scroll sideways (a code block, a wide table) can be
+    reached and scrolled with the keyboard (tabindex; axe-core's scrollable-region-focusable).
+    Added after sanitizing: raw HTML is off, so only the renderer's own tags match."""
+    return html.replace('<div class="table-wrap">', '<div class="table-wrap" tabindex="0">').replace(
+        "<pre>", '<pre tabindex="0">')
+
+
 def _clean(html: str) -> str:
     return nh3.clean(html, tags=_TAGS, attributes=_ATTRIBUTES, url_schemes=_URL_SCHEMES,
                      link_rel="noopener noreferrer", attribute_filter=_keep_attribute)
@@ -69,7 +77,7 @@ def _html(tokens) -> str:
     html = _MD.renderer.render(tokens, _MD.options, {})
     html = html.replace('<table data-wrap="1">', '<div class="table-wrap"><table>').replace(
         "</table>", "</table></div>")
-    return _clean(html).strip()
+    return _focusable_scrolls(_clean(html)).strip()
 
 
 def render(text: str, shift: int = 2) -> str:
@@ -243,7 +251,7 @@ def render_document(text: str) -> tuple[str, str]:
     attributes = dict(_ATTRIBUTES, img={"src", "alt", "title"})
     html = nh3.clean(html, tags=_TAGS | {"img"}, attributes=attributes, url_schemes=_URL_SCHEMES,
                      link_rel="noopener noreferrer", attribute_filter=_keep_doc_attribute)
-    return mark_safe(html), title
+    return mark_safe(_focusable_scrolls(html)), title
 
 
 def _keep_doc_attribute(tag, attribute, value):

@@ -19,7 +19,7 @@ def render(text):
     ("- one\n- two", "<ul><li>one</li><li>two</li></ul>"),
     ("1. one\n2. two", "<ol><li>one</li><li>two</li></ol>"),
     ("line one\nline two\n\nnext", "<p>line one\nline two</p><p>next</p>"),
-    ("```\n<pod>\n```", "<pre><code>&lt;pod&gt;\n</code></pre>"),
+    ("```\n<pod>\n```", '<pre tabindex="0"><code>&lt;pod&gt;\n</code></pre>'),
     ("[docs](https://kubernetes.io/docs)", '<p><a href="https://kubernetes.io/docs" rel="noopener noreferrer">docs</a></p>'),
 ])
 def test_markdown_subset(text, html):
@@ -76,7 +76,7 @@ TABLE = """\
 
 def test_a_pipe_table_renders_as_a_table_with_header_and_body_cells():
     assert render(TABLE) == (
-        '<div class="table-wrap"><table>'
+        '<div class="table-wrap" tabindex="0"><table>'
         "<thead><tr><th>pod</th><th>asks for</th><th>priority</th></tr></thead>"
         "<tbody><tr><td><code>web</code></td><td>2 CPUs</td><td><strong>1000</strong></td></tr>"
         "<tr><td><code>batch</code></td><td>500m</td><td>0</td></tr></tbody>"
