@@ -7,7 +7,6 @@ A failure prints each violation's rule id, impact and the nodes it was found on 
 selectors), page by page."""
 import importlib.util
 import os
-import re
 import textwrap
 from pathlib import Path
 
@@ -24,23 +23,6 @@ _spec.loader.exec_module(browser_conftest)
 
 BLOCKING = ("serious", "critical")
 
-# Known failures that come from static/css/app.css and session.html (issue 24, "A finished
-# look", not this test's to fix): each mark applies only while app.css has the rule that causes
-# it, so removing that rule removes the mark; a fix made elsewhere (session.html) shows as an
-# XPASS, which fails (strict): then delete the mark.
-APP_CSS = (ROOT / "static/css/app.css").read_text(encoding="utf-8")
-PRESENT_HIDES_CHECKBOX_TEXT = pytest.mark.xfail(
-    ".session--present .toggle-text" in APP_CSS, strict=True,
-    reason="label (critical) on input[data-toggle=\"motion\"]: presentation mode hides .toggle-text "
-           "(app.css), the Animate checkbox's only label text; session.html should name the input "
-           "itself (aria-label) or app.css hide the text visually only")
-DOC_TABLES_SCROLL = pytest.mark.xfail(
-    re.search(r"\.(docs|markdown) table\s*\{[^}]*overflow-x:\s*auto", APP_CSS) is not None, strict=True,
-    reason="scrollable-region-focusable (serious) on the wide tables (.table-wrap > table) at "
-           "390×844 of the docs pages benchmarks, import-export, lessons, limits, scenario-format, "
-           "state-and-trace and writing-plugins: app.css makes `.docs table` and `.markdown table` "
-           "scroll themselves (display: block; overflow-x: auto) inside the focusable "
-           ".table-wrap that already scrolls")
 LESSON = "11-preemption-reprieve.yaml"
 
 # a plugin the what-changed page is made with (as in test_reload_compare.py): reloaded with
@@ -159,7 +141,6 @@ def test_presenter_page_mid_run(a11y_server, page):
     assert_accessible(page, "the presenter page, lesson 11 after 3 cycles")
 
 
-@PRESENT_HIDES_CHECKBOX_TEXT
 def test_presentation_mode_at_1280x720(a11y_server, page):
     page.set_viewport_size({"width": 1280, "height": 720})
     start(page, a11y_server, LESSON, "?present=1")
@@ -222,7 +203,7 @@ DOCS = ["/docs/", *(f"/docs/{p.stem}/" for p in sorted((ROOT / "docs").glob("*.m
 
 @pytest.mark.parametrize("viewport, paths", [
     pytest.param({"width": 1280, "height": 720}, DOCS[:1], id="index-1280x720"),
-    pytest.param({"width": 390, "height": 844}, DOCS, id="all-390x844", marks=DOC_TABLES_SCROLL)])
+    pytest.param({"width": 390, "height": 844}, DOCS, id="all-390x844")])
 def test_docs(a11y_server, page, viewport, paths):
     """The docs' index beside its menu, and every page of the served docs on a phone, where
     their code blocks and wide tables scroll sideways (axe takes about 3 s a page: a wider
