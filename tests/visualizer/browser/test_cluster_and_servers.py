@@ -57,7 +57,7 @@ def test_the_preemption_panel_shows_candidates_the_pick_and_a_reprieve(server, o
     expect(panel.locator('[data-reprieve-step][data-reprieved="false"]')).to_have_count(4)
     expect(panel.locator("[data-deciding-criterion]")).to_have_text("minHighestPriorityVictim")
     expect(panel.locator("th[data-deciding]")).to_contain_text("decides")
-    expect(panel.locator('tr.row--selected[data-candidate="n3"]')).to_contain_text("chosen")
+    expect(panel.locator('th[data-candidate="n3"][data-chosen]')).to_contain_text("chosen")
     s.step("step-event")   # urgent goes back to a queue ...
     s.step("step-event")   # ... and is nominated to n3
     expect(s.page.locator('[data-node="n3"] [data-nominated-pod="default/urgent"]')).to_be_visible()

@@ -138,7 +138,7 @@ def test_the_ui_tour_screenshots(make_server, page, context, browser, session_pa
     expect(panel.locator("[data-reprieve-step]")).to_have_count(4)
     expect(panel.locator('[data-reprieve-step][data-reprieved="true"]')).to_have_attribute("data-victim", "default/a")
     expect(panel.locator("[data-deciding-criterion]")).to_have_text("minNumPDBViolatingVictims")
-    expect(panel.locator('tr.row--selected[data-candidate="n1"]')).to_contain_text("chosen")
+    expect(panel.locator('th[data-candidate="n1"][data-chosen]')).to_contain_text("chosen")
     shot("preemption.png", '[data-panel="preemption"]')
 
     # -- the nominated pod and the terminating victims on the node cards, just after the
