@@ -303,7 +303,7 @@ def _parse(data, probs: Problems, max_objects: int = limits.MAX_SCENARIO_OBJECTS
         if act is not None:
             sc.actions.append(act)
 
-    sc.cues = parse_cues(data.get("cues"), probs)
+    sc.cues = parse_cues(data.get("cues"), probs, _node_names(data) if data.get("cues") else None)
     if "queue" in data:
         sc.queue_state, sc.flush_at = parse_queue_state(data.get("queue"), sc, probs)
     _check_references(sc, probs)
@@ -417,8 +417,42 @@ def parse_queue_state(raw, sc, probs):
     return out, flush
 
 
-def parse_cues(raw, probs):
-    """Teaching cues: [{at: <seconds|duration> | when: {type, pod, ...}, text: Markdown, title}]."""
+# What a cue's ``panel`` may name: the web UI's panel that shows what the cue talks about
+# (visualizer/panels/narrative.py), or one node's card as ``node:<name>``.
+CUE_PANELS = ("queues", "cycle", "filter", "scores", "preemption", "nodes", "metrics", "log")
+
+
+def _cue_panel_problem(panel, node_names) -> str | None:
+    """Why ``panel`` is not a cue's panel (None: it is)."""
+    if isinstance(panel, str) and panel.startswith("node:"):
+        name = panel[len("node:"):]
+        if not name or name != name.strip():
+            return f"{_q(panel)} names no node (write node:<name>, e.g. node:n1)"
+        if node_names is not None and name not in node_names:
+            return f"{_q(panel)} names no Node of the scenario (its objects or a create action)"
+        return None
+    if isinstance(panel, str) and panel in CUE_PANELS:
+        return None
+    return f"{_q(panel)} is not one of {', '.join(CUE_PANELS)} or node:<name>"
+
+
+def _node_names(data) -> set:
+    """The names of the Nodes a scenario mapping declares, in ``objects`` or created by an
+    action (read from the mapping: a Node with a problem of its own still counts)."""
+    manifests = list(data.get("objects") or []) if isinstance(data.get("objects"), list) else []
+    if isinstance(data.get("actions"), list):
+        manifests += [a.get("create") for a in data["actions"] if isinstance(a, dict)]
+    names = set()
+    for m in manifests:
+        meta = m.get("metadata") if isinstance(m, dict) and m.get("kind") == "Node" else None
+        if isinstance(meta, dict) and isinstance(meta.get("name"), str):
+            names.add(meta["name"])
+    return names
+
+
+def parse_cues(raw, probs, node_names=None):
+    """Teaching cues: [{at: <seconds|duration> | when: {type, pod, ...}, text: Markdown, title,
+    panel}]; ``node_names``: the scenario's Nodes, which a ``panel: node:<name>`` must name."""
     cues = []
     if raw is None:
         return cues
@@ -449,6 +483,12 @@ def parse_cues(raw, probs):
         if "at" not in cue and "when" not in cue:
             probs.add(place, "needs at (a time) or when (a trace event to match)")
             continue
+        if "panel" in c:
+            problem = _cue_panel_problem(c["panel"], node_names)
+            if problem:
+                probs.add(f"{place}.panel", problem)
+                continue
+            cue["panel"] = c["panel"]
         cues.append(cue)
     return cues
 

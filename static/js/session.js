@@ -362,8 +362,54 @@
     shownSelection = name;
   }
 
+  // ------------------------------------------------------------------ the cued panel
+
+  // In presentation mode a new cue brings the panel it is about on screen and marks it
+  // panel--cued. The current cue names it in data-cue-panel (visualizer/panels/narrative.py):
+  // queues, cycle, filter (the Filter matrix), scores (the score table), preemption, nodes,
+  // metrics, log, or node:<name> (that node's card). Only when the cue (or its panel) changes,
+  // so the presenter may scroll elsewhere meanwhile, and once more if what it names comes
+  // later (a cue at a time shows before its cycle's Filter matrix: the cycle panel first, the
+  // matrix once there). The mark is put back on every frame (a frame replaces the panel's
+  // element). Smooth only when the page's motion option is on (off by default under
+  // prefers-reduced-motion).
+  var cuedKey = null, cuedExact = false;
+  function cuedTarget(panel) {   // [the element, whether it is the one named (not its panel)]
+    if (panel.indexOf("node:") === 0) {
+      var name = panel.slice(5);
+      var quoted = '"' + (window.CSS && CSS.escape ? CSS.escape(name) : name.replace(/["\\]/g, "\\$&")) + '"';
+      var card = session.querySelector("#panel-nodes [data-node=" + quoted + "]");
+      return [card || document.getElementById("panel-nodes"), !!card];
+    }
+    var table = {filter: "[data-filter-matrix]", scores: "[data-scores]"}[panel];
+    if (table) {
+      var cycle = document.getElementById("panel-cycle");
+      var found = cycle && cycle.querySelector(table);
+      return [found ? (found.closest(".table-wrap") || found) : cycle, !!found];
+    }
+    return [document.getElementById("panel-" + panel), true];
+  }
+  function showCuedPanel() {
+    var presenting = session.classList.contains("session--present") ||
+      document.documentElement.classList.contains("presenting");
+    var cue = presenting ? session.querySelector("[data-cue-now][data-cue-panel]") : null;
+    var panel = cue ? cue.getAttribute("data-cue-panel") : "";
+    var found = panel ? cuedTarget(panel) : [null, false], target = found[0];
+    session.querySelectorAll(".panel--cued").forEach(function (el) {
+      if (el !== target) { el.classList.remove("panel--cued"); }
+    });
+    if (!target) { cuedKey = null; return; }
+    target.classList.add("panel--cued");
+    var key = cue.getAttribute("data-cue") + " " + panel;
+    if (key === cuedKey && (cuedExact || !found[1])) { return; }
+    cuedKey = key;
+    cuedExact = found[1];
+    var smooth = motionWanted() && !(reducedMotion && reducedMotion.matches);
+    target.scrollIntoView({block: "nearest", inline: "nearest", behavior: smooth ? "smooth" : "auto"});
+  }
+
   function afterFrame() {
-    readOnly(); scrollLog(); showSelection();
+    readOnly(); scrollLog(); showSelection(); showCuedPanel();
     if (offersTargets(document.activeElement)) { loadTargets(); }   // a new version while typing
   }
 

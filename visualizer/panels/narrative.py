@@ -1,12 +1,46 @@
 """The narrative panel (templates/visualizer/partials/_narrative.html): the scenario's
 description and its cues, each shown once reached (its ``at`` time, its ``when`` event, or
-both), the latest first."""
+both), the latest first. Each cue names the panel it is about (its ``panel``, else one read
+from its ``when`` event: ``cue_panel``), which presentation mode brings on screen
+(static/js/session.js)."""
 from __future__ import annotations
 
 import bisect
 
 from visualizer import markdown
 from visualizer.panels.common import TraceIndex
+
+
+# A cue without ``panel``: the panel that shows its ``when`` event (by type; a PluginResult
+# by its extension point); an ``at`` cue, or an event type not listed, is about the queues.
+_PANEL_OF_TYPE = {
+    "QueueTransition": "queues", "PermitWait": "queues", "PermitAllow": "queues",
+    "PermitReject": "queues", "PermitTimeout": "queues",
+    "CycleStart": "cycle", "CycleEnd": "cycle", "CycleSkipped": "cycle", "PluginError": "cycle",
+    "FilterStopped": "filter", "NominatedNodeEvaluated": "filter", "HostSelected": "scores",
+    "PreemptionIneligible": "preemption", "PreemptionNodeResult": "preemption",
+    "ReprieveStart": "preemption", "ReprieveFits": "preemption", "ReprieveStep": "preemption",
+    "PreemptionCandidate": "preemption", "PreemptionDryRunStop": "preemption",
+    "PreemptionPick": "preemption", "Nomination": "preemption",
+    "Bound": "nodes", "BindFailed": "nodes", "PodDeleted": "nodes", "PodRemoved": "nodes",
+    "ActionSkipped": "log",
+}
+_PANEL_OF_POINT = {"PreFilter": "filter", "Filter": "filter", "PostFilter": "preemption",
+                   "PreScore": "scores", "Score": "scores", "NormalizeScore": "scores"}
+
+
+def cue_panel(cue: dict) -> str:
+    """The panel ``cue`` is about: its own ``panel`` (engine/scenario.py CUE_PANELS, or
+    ``node:<name>``), else the one that shows its ``when`` event."""
+    if cue.get("panel"):
+        return cue["panel"]
+    when = cue.get("when") or {}
+    kind = when.get("type")
+    if kind == "PluginResult":
+        return _PANEL_OF_POINT.get(when.get("point"), "cycle")
+    if kind == "Action":
+        return "nodes" if when.get("kind") == "Node" else "queues"
+    return _PANEL_OF_TYPE.get(kind, "queues")
 
 
 def narrative(live, mom, events: list, position: int, index: TraceIndex) -> dict:
@@ -25,7 +59,7 @@ def narrative(live, mom, events: list, position: int, index: TraceIndex) -> dict
             reached_at = at_pos if "at" in cue else when_pos
         if reached_at is not None:
             cues.append({"index": i, "title": cue.get("title") or "", "text": markdown.render(cue["text"]),
-                         "order": reached_at})
+                         "order": reached_at, "panel": cue_panel(cue)})
     cues.sort(key=lambda c: (c["order"], c["index"]))
     if cues:
         cues[-1]["latest"] = True
