@@ -231,13 +231,17 @@ def test_join_code_and_copying_the_presenter_link(lesson_server, page, context):
     presenter_url = page.url
     token = presenter_url.rstrip("/").rsplit("/", 1)[1]
     assert token not in page.locator("body").inner_text()
-    assert token not in page.evaluate("Array.from(document.querySelectorAll('a')).map(a => a.href).join(' ')")
+    # links that carry it lead only to the presenter's own pages (what changed, compare), which
+    # keep the presenter's role; none shows it
+    hrefs = page.evaluate("Array.from(document.querySelectorAll('a')).map(a => a.href)")
+    assert {h.split(token, 1)[1] for h in hrefs if token in h} <= {"/changes/", "/compare/"}
+    assert [h for h in hrefs if token in h], "the compare link keeps the presenter's role"
+    page.locator('[data-view-options] [data-toggle="share"]').click()
     expect(page.locator("[data-follower-qr] svg")).to_be_visible()
     page.locator("[data-copy-presenter-link]").click()
     expect(page.locator("[data-copy-result]")).to_have_text("✓ copied")
     assert page.evaluate("navigator.clipboard.readText()") == presenter_url
     # the join code, large over the page, and Escape closes it
-    page.locator('[data-view-options] [data-toggle="share"]').click()
     qr = _box(page, "[data-follower-qr] svg")
     assert qr["width"] >= 300
     page.keyboard.press("Escape")

@@ -12,8 +12,12 @@ def test_start_a_fixture_and_step_until_a_pod_moves_from_active_q_to_unschedulab
     s = open_session(server, "too-big")
     assert re.search(r"/s/[\w-]{40,}/$", s.page.url)
     expect(s.page.locator("[data-follower-link]")).to_have_attribute("href", re.compile(r"/w/[\w-]{40,}/$"))
+    # the presenter link is copied from the join overlay, never printed
+    expect(s.page.locator("[data-copy-presenter-link]")).to_be_hidden()
+    s.page.locator('[data-view-options] [data-toggle="share"]').click()
     expect(s.page.locator("[data-copy-presenter-link]")).to_be_visible()
     assert s.page.url.split("/s/")[1].strip("/") not in s.page.locator("body").inner_text()
+    s.page.keyboard.press("Escape")
     seen_in_active = False
     for _ in range(80):
         s.step("step-event")

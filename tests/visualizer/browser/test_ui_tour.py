@@ -20,7 +20,7 @@ IMAGES = ROOT / "docs" / "images"
 WIDTH, HEIGHT = 1280, 720
 SHOTS = ("library.png", "queues.png", "cycle.png", "preemption.png", "nodes-preemption.png",
          "narrative-cues.png", "log-filter.png", "follower.png", "metrics.png", "join-code.png",
-         "presentation.png", "phone.png")
+         "presentation.png", "presentation-projector.png", "phone.png")
 PHONE = (390, 844)
 SIZES = {"phone.png": PHONE}
 
@@ -151,7 +151,7 @@ def test_the_ui_tour_screenshots(make_server, page, context, browser, session_pa
     expect(page.locator('[data-node="n1"] [data-pod="default/c"]')).to_have_attribute("data-phase", "Terminating")
     expect(page.locator('[data-node="n1"] [data-nominated-pod="default/urgent"]')).to_be_visible()
     expect(page.locator('[data-node="n1"] [data-pod="default/b"]')).to_contain_text("3 s of grace left")
-    shot("nodes-preemption.png", '[data-panel="nodes"]')
+    shot("nodes-preemption.png", ".panel-cluster")
     expect(page.locator("[data-panel=narrative] [data-cue-now]")).to_contain_text("start terminating")
     expect(page.locator("[data-panel=narrative] .cues-earlier summary")).to_contain_text("Earlier cues")
     page.locator("[data-panel=narrative] .cues-earlier summary").click()
@@ -189,6 +189,12 @@ def test_the_ui_tour_screenshots(make_server, page, context, browser, session_pa
     expect(page.locator("#panel-cycle")).to_be_in_viewport()
     expect(page.locator("#panel-queues")).to_be_in_viewport()
     shot("presentation.png")
+    # -- the projector theme: dark, high contrast, larger type
+    page.locator('[data-view-options] [data-toggle="theme"]').click()
+    expect(page.locator("html")).to_have_attribute("data-theme", "projector")
+    shot("presentation-projector.png")
+    page.locator('[data-view-options] [data-toggle="theme"]').click()
+    expect(page.locator("html")).not_to_have_attribute("data-theme", "projector")
     page.locator('[data-toggle="present"]').click()
 
     for name in SHOTS:
