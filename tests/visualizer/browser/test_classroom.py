@@ -130,7 +130,8 @@ def test_presentation_mode_puts_queues_cycle_and_cue_above_the_fold(lesson_serve
     expect(page.locator("[data-filter-matrix], [data-panel=preemption] [data-reprieve-step]").first).to_be_visible()
     present_size = page.evaluate("parseFloat(getComputedStyle(document.querySelector('[data-session]')).fontSize)")
     assert present_size >= normal_size * 1.1   # larger type
-    page.evaluate("window.scrollTo(0, 0)")
+    # the layout at rest (each cue scrolled its panel into view: test_cue_panels.py)
+    page.evaluate("window.scrollTo(0, 0); document.querySelectorAll('.col').forEach(c => c.scrollTo(0, 0))")
     queues, cycle, cue = (_box(page, s) for s in ("#panel-queues", "#panel-cycle", "[data-cue-now]"))
     for name, box in (("queues", queues), ("cycle", cycle), ("cue", cue)):
         assert box["y"] >= 0 and box["y"] + min(box["height"], 160) <= 720, (name, box)

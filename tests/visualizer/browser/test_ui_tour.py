@@ -179,14 +179,16 @@ def test_the_ui_tour_screenshots(make_server, page, context, browser, session_pa
     shot("phone.png", on=phone_page)
     phone.close()
 
-    # -- presentation mode: queues, current cycle and current cue above the fold
+    # -- presentation mode: queues, the panel of the current cue and the cue above the fold
     s = start("preemption-reprieve")
     page.locator('[data-toggle="present"]').click()
     s.step("step-cycle")   # urgent's first cycle: the dry run, the reprieve, the pick
     for _ in range(2):
         s.step("step-event")
     expect(page.locator("[data-cue-now]")).to_be_in_viewport()
-    expect(page.locator("#panel-cycle")).to_be_in_viewport()
+    # the cue (the pick) is about the preemption panel: it is brought into its column, outlined
+    expect(page.locator("[data-cue-now]")).to_have_attribute("data-cue-panel", "preemption")
+    expect(page.locator("#panel-preemption.panel--cued")).to_be_in_viewport()
     expect(page.locator("#panel-queues")).to_be_in_viewport()
     shot("presentation.png")
     # -- the projector theme: dark, high contrast, larger type
