@@ -367,13 +367,24 @@
   // In presentation mode a new cue brings the panel it is about on screen and marks it
   // panel--cued. The current cue names it in data-cue-panel (visualizer/panels/narrative.py):
   // queues, cycle, filter (the Filter matrix), scores (the score table), preemption, nodes,
-  // metrics, log, or node:<name> (that node's card). Only when the cue (or its panel) changes,
-  // so the presenter may scroll elsewhere meanwhile, and once more if what it names comes
-  // later (a cue at a time shows before its cycle's Filter matrix: the cycle panel first, the
-  // matrix once there). The mark is put back on every frame (a frame replaces the panel's
-  // element). Smooth only when the page's motion option is on (off by default under
-  // prefers-reduced-motion).
-  var cuedKey = null, cuedExact = false;
+  // metrics, log, or node:<name> (that node's card). When the cue (or its panel) changes, and
+  // once more if what it names comes later (a cue at a time shows before its cycle's Filter
+  // matrix: the cycle panel first, the matrix once there). Until the next cue, a frame that
+  // grows the panel out of view brings it back, unless the presenter has scrolled since (a
+  // wheel, a touch, a scroll key, a scrollbar): then the page stays where they put it. The mark
+  // is put back on every frame (a frame replaces the panel's element). Smooth only when the
+  // page's motion option is on (off by default under prefers-reduced-motion).
+  var cuedKey = null, cuedExact = false, presenterScrolled = false;
+  function scrolledByHand() { presenterScrolled = true; }
+  session.addEventListener("wheel", scrolledByHand, {passive: true});
+  session.addEventListener("touchmove", scrolledByHand, {passive: true});
+  document.addEventListener("keydown", function (ev) {
+    if (/^(PageUp|PageDown|ArrowUp|ArrowDown|Home|End)$/.test(ev.key)) { scrolledByHand(); }
+  });
+  document.addEventListener("pointerdown", function (ev) {   // on a scrollbar: beside the content
+    var el = ev.target;
+    if (el && el.clientWidth && (ev.offsetX > el.clientWidth || ev.offsetY > el.clientHeight)) { scrolledByHand(); }
+  });
   function cuedTarget(panel) {   // [the element, whether it is the one named (not its panel)]
     if (panel.indexOf("node:") === 0) {
       var name = panel.slice(5);
@@ -401,7 +412,11 @@
     if (!target) { cuedKey = null; return; }
     target.classList.add("panel--cued");
     var key = cue.getAttribute("data-cue") + " " + panel;
-    if (key === cuedKey && (cuedExact || !found[1])) { return; }
+    if (key === cuedKey && (cuedExact || !found[1])) {
+      if (!presenterScrolled) { target.scrollIntoView({block: "nearest", inline: "nearest"}); }   // grown
+      return;
+    }
+    if (key !== cuedKey) { presenterScrolled = false; }
     cuedKey = key;
     cuedExact = found[1];
     var smooth = motionWanted() && !(reducedMotion && reducedMotion.matches);

@@ -52,8 +52,16 @@ def test_the_reprieve_cue_brings_the_preemption_panel_into_the_stage(lesson_serv
     expect(preemption).to_be_in_viewport()
     expect(preemption.locator('[data-reprieve-step][data-victim="default/a"]')).to_be_in_viewport()
     assert page.locator(".panel--cued").count() == 1
-    # the next event is of the same cue: the page stays where the presenter scrolled it,
-    # and the panel (replaced by the frame) is marked again
+    # the next events are of the same cue. The panel (replaced by each frame) is marked again;
+    # out of view without the presenter scrolling (as when what is above it grows) it comes back
+    page.evaluate(AWAY)
+    s.step("step-event")
+    expect(_cue(page)).to_have_attribute("data-cue", "1")
+    expect(preemption).to_have_class(re.compile(r"\bpanel--cued\b"))
+    expect(preemption).to_be_in_viewport()
+    # once the presenter scrolls (the wheel), the page stays where they put it until the next cue
+    page.mouse.move(640, 400)
+    page.mouse.wheel(0, 3000)
     page.evaluate(AWAY)
     s.step("step-event")
     expect(_cue(page)).to_have_attribute("data-cue", "1")
