@@ -25,6 +25,9 @@
     // except space, which presses that button as usual.
     if (target.closest("input:not([type=checkbox]), textarea, select, [contenteditable]")) { return; }
     if (ev.key === " " && target.closest("button, summary, a, input")) { return; }
+    // a focused scroll box (a wide table, the log) keeps its arrow keys and space for scrolling
+    if ((ev.key === " " || ev.key === "ArrowLeft" || ev.key === "ArrowRight") &&
+        target.closest("[role=region][tabindex], .table-wrap[tabindex], .log[tabindex]")) { return; }
     var keys = {ArrowRight: "step-event", e: "step-event", p: "step-point", c: "step-cycle",
                 ArrowLeft: "back", b: "back"};
     var action = keys[ev.key];
@@ -220,11 +223,26 @@
       old.querySelectorAll("[data-keep-scroll]").forEach(function (el) {
         scrolls[el.getAttribute("data-keep-scroll")] = [el.scrollTop, el.scrollLeft];
       });
+      // a focused scroll box inside (a table, the log) keeps the keyboard focus in its new copy
+      var focused = document.activeElement, refocus = null;
+      if (focused && focused !== document.body && old.contains(focused)) {
+        if (focused.hasAttribute("data-keep-scroll")) {
+          refocus = '[data-keep-scroll="' + focused.getAttribute("data-keep-scroll") + '"]';
+        } else if (focused.id) {
+          refocus = "#" + (window.CSS && CSS.escape ? CSS.escape(focused.id) : focused.id);
+        } else if (focused.matches("[data-log]")) {
+          refocus = "[data-log]";
+        }
+      }
       old.replaceWith(fresh);
       fresh.querySelectorAll("[data-keep-scroll]").forEach(function (el) {
         var at = scrolls[el.getAttribute("data-keep-scroll")];
         if (at) { el.scrollTop = at[0]; el.scrollLeft = at[1]; }
       });
+      if (refocus) {
+        var again = fresh.matches(refocus) ? fresh : fresh.querySelector(refocus);
+        if (again && again.focus) { again.focus({preventScroll: true}); }
+      }
       // only what has htmx attributes needs processing (a 5,000-cell overview has none)
       if (fresh.matches(HTMX_ATTRS) || fresh.querySelector(HTMX_ATTRS)) { window.htmx.process(fresh); }
     });

@@ -146,3 +146,26 @@ def test_shortcuts_work_after_clicking_a_control_but_not_while_typing(server, op
     s.page.locator('[data-form="run-until"] input[name="until"]').press("e")   # typing: no step
     s.page.wait_for_timeout(300)
     assert s.position() == 2
+
+
+def test_a_focused_table_keeps_its_arrow_keys_and_its_focus_across_frames(server, open_session):
+    """A keyboard user scrolls a wide table with the arrow keys: while the Filter matrix has the
+    focus, → and ← scroll it instead of stepping, and a frame (the presenter steps with a
+    button) gives the focus back to the table's new copy."""
+    s = open_session(server, "too-big")
+    s.step("step-cycle")
+    matrix = s.page.locator('[data-keep-scroll="matrix"]')
+    matrix.focus()
+    at = s.position()
+    s.page.keyboard.press("ArrowRight")
+    s.page.keyboard.press("ArrowLeft")
+    s.page.wait_for_timeout(300)
+    assert s.position() == at
+    before = s.header.get_attribute("data-version")
+    s.page.evaluate("document.querySelector('[data-action=\"back\"]').click()")   # a frame, focus untouched
+    s.page.wait_for_function("v => document.querySelector('#panel-header').dataset.version !== v", arg=before)
+    assert s.page.evaluate("document.activeElement.getAttribute('data-keep-scroll')") == "matrix"
+    # elsewhere the keys step as before
+    s.page.evaluate("document.activeElement.blur()")
+    s.page.keyboard.press("ArrowRight")
+    s.wait_position(lambda p: p == at)
