@@ -223,6 +223,9 @@ def _session_page(request, session, role):
         # the short link, large and without its scheme, for a room to read and type
         "join_url": short_url,
         "join_text": short_url.split("://", 1)[-1],
+        # it breaks only between the host and /j/<code>/, never inside the code
+        "join_text_host": short_url.split("://", 1)[-1][: -len(short_path)],
+        "join_text_path": short_path,
         # A pod's history is read-only: the follower token's URL serves both roles.
         "history_url": reverse("pod-history-follower", args=[session.follower_token]),
         "speeds": runner.SPEEDS,

@@ -406,7 +406,7 @@ def test_the_short_join_link_leads_to_the_follower_page_only(client, session):
     never leads to the presenter's page."""
     html = client.get(f"/s/{session.presenter_token}/").content.decode()
     code = session.follower_token[:8]
-    assert f'data-join-short><a href="http://testserver/j/{code}/">testserver/j/{code}/</a>' in html
+    assert f'data-join-short><a href="http://testserver/j/{code}/">testserver<wbr>/j/{code}/</a>' in html
     response = client.get(f"/j/{code}/")
     assert response.status_code == 302 and response["Location"] == f"/w/{session.follower_token}/"
     assert client.get(f"/j/{session.presenter_token[:8]}/").status_code == 404
