@@ -403,7 +403,13 @@
     var el = ev.target;
     if (el && el.clientWidth && (ev.offsetX > el.clientWidth || ev.offsetY > el.clientHeight)) { scrolledByHand(); }
   });
-  function cuedTarget(panel) {   // [the element, whether it is the one named (not its panel)]
+  function cuedTarget(panel, focus) {   // [the element, whether it is the one named (not its panel)]
+    // a cue on the pick itself (PreemptionPick) is about the pickOneNodeForPreemption table,
+    // which sits below the dry runs in a panel often taller than its column
+    if (panel === "preemption" && focus === "pick") {
+      var pick = session.querySelector("#panel-preemption [data-preemption-pick]");
+      if (pick) { return [pick.closest(".table-wrap") || pick, true]; }
+    }
     if (panel.indexOf("node:") === 0) {
       var name = panel.slice(5);
       var quoted = '"' + (window.CSS && CSS.escape ? CSS.escape(name) : name.replace(/["\\]/g, "\\$&")) + '"';
@@ -423,7 +429,7 @@
       document.documentElement.classList.contains("presenting");
     var cue = presenting ? session.querySelector("[data-cue-now][data-cue-panel]") : null;
     var panel = cue ? cue.getAttribute("data-cue-panel") : "";
-    var found = panel ? cuedTarget(panel) : [null, false], target = found[0];
+    var found = panel ? cuedTarget(panel, cue.getAttribute("data-cue-focus")) : [null, false], target = found[0];
     session.querySelectorAll(".panel--cued").forEach(function (el) {
       if (el !== target) { el.classList.remove("panel--cued"); }
     });

@@ -59,7 +59,9 @@ def narrative(live, mom, events: list, position: int, index: TraceIndex) -> dict
             reached_at = at_pos if "at" in cue else when_pos
         if reached_at is not None:
             cues.append({"index": i, "title": cue.get("title") or "", "text": markdown.render(cue["text"]),
-                         "order": reached_at, "panel": cue_panel(cue)})
+                         "order": reached_at, "panel": cue_panel(cue),
+                         # the part of the panel: the pick table for a cue on the pick
+                         "focus": "pick" if (cue.get("when") or {}).get("type") == "PreemptionPick" else ""})
     cues.sort(key=lambda c: (c["order"], c["index"]))
     if cues:
         cues[-1]["latest"] = True
