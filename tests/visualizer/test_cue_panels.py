@@ -67,7 +67,7 @@ def test_every_cue_of_every_lesson_names_a_panel_shown_while_it_is_current(path)
             latest = presenters.context(live, names=("narrative",))["narrative"]["latest"]
             if latest is not None and latest["index"] not in shown:
                 panels = dict(presenters.render_panels(live))
-                now = re.search(r'data-cue="(\d+)" data-cue-panel="([^"]+)" data-cue-now', panels["panel-narrative"])
+                now = re.search(r'data-cue="(\d+)" data-cue-panel="([^"]+)"(?: data-cue-focus="pick")? data-cue-now', panels["panel-narrative"])
                 assert now and int(now.group(1)) == latest["index"], (path.name, latest["index"])
                 assert now.group(2) == raw["cues"][latest["index"]]["panel"], (path.name, latest["index"])
                 current.setdefault(latest["index"], live.position)
