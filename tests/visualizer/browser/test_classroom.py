@@ -145,7 +145,7 @@ def test_presentation_mode_puts_queues_cycle_and_cue_above_the_fold(lesson_serve
     assert page.evaluate("document.documentElement.scrollWidth") <= 1280
     # the choice is remembered; ?present=0 leaves presentation mode
     page.reload()
-    page.wait_for_selector('[data-connection="open"]')
+    page.wait_for_selector('[data-connection="open"]', state="attached")   # hidden on the projector
     expect(page.locator("[data-session]")).to_have_class(re.compile(r"session--present"))
     page.goto(page.url.split("?")[0] + "?present=0")
     expect(page.locator('[data-toggle="present"]')).to_have_attribute("aria-pressed", "false")

@@ -49,7 +49,7 @@ def test_every_criterion_fits_the_presentation_column(make_server, page, session
 
 
 def test_extra_candidates_scroll_inside_the_table_on_a_phone(server, browser, session_page):
-    context = browser.new_context(viewport={"width": 390, "height": 844})
+    context = browser.new_context(viewport={"width": 320, "height": 700})
     page = context.new_page()
     try:
         page.goto(server.url + "/")
@@ -59,8 +59,8 @@ def test_extra_candidates_scroll_inside_the_table_on_a_phone(server, browser, se
         _to_the_pick(page, session_page)
         wrap = page.locator("[data-panel=preemption] .table-wrap")
         wrap.scroll_into_view_if_needed()
-        assert page.evaluate("document.documentElement.scrollWidth") <= 390
-        assert wrap.evaluate("e => e.scrollWidth > e.clientWidth"), "three candidates should not fit 390 px"
+        assert page.evaluate("document.documentElement.scrollWidth") <= 320
+        assert wrap.evaluate("e => e.scrollWidth > e.clientWidth"), "three candidates should not fit the narrowest phone, 320 px"
         criterion = page.locator('[data-preemption-pick] tr[data-criterion="minHighestPriorityVictim"] th')
         left = wrap.evaluate("e => e.getBoundingClientRect().left")
         wrap.evaluate("e => { e.scrollLeft = e.scrollWidth; }")

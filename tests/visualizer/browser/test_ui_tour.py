@@ -186,9 +186,11 @@ def test_the_ui_tour_screenshots(make_server, page, context, browser, session_pa
     for _ in range(2):
         s.step("step-event")
     expect(page.locator("[data-cue-now]")).to_be_in_viewport()
-    # the cue (the pick) is about the preemption panel: it is brought into its column, outlined
+    # the cue is about the pick: the preemption panel's pickOneNodeForPreemption table is
+    # brought into its column, outlined
     expect(page.locator("[data-cue-now]")).to_have_attribute("data-cue-panel", "preemption")
-    expect(page.locator("#panel-preemption.panel--cued")).to_be_in_viewport()
+    expect(page.locator("[data-cue-now]")).to_have_attribute("data-cue-focus", "pick")
+    expect(page.locator("#panel-preemption .panel--cued [data-preemption-pick]")).to_be_in_viewport()
     expect(page.locator("#panel-queues")).to_be_in_viewport()
     shot("presentation.png")
     # -- the projector theme: dark, high contrast, larger type
