@@ -7,7 +7,6 @@ A failure prints each violation's rule id, impact and the nodes it was found on 
 selectors), page by page."""
 import importlib.util
 import os
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -25,48 +24,9 @@ BLOCKING = ("serious", "critical")
 
 LESSON = "11-preemption-reprieve.yaml"
 
-# a plugin the what-changed page is made with (as in test_reload_compare.py): reloaded with
-# another node avoided, both pods land elsewhere
-PLUGIN = '''"""AvoidNode: keeps pods off one node (a plugin written by the test)."""
-from engine.framework import Code, Status
-from engine.framework.interface import FilterPlugin
-
-
-class AvoidNode(FilterPlugin):
-    name = "AvoidNode"
-
-    def filter(self, state, pod, node_info):
-        if node_info.node.name == "{node}":
-            return Status(Code.Unschedulable, ["AvoidNode avoids {node}"])
-        return None
-
-
-def new(args, handle):
-    return AvoidNode()
-
-
-PLUGINS = {{"AvoidNode": new}}
-'''
-
-AVOID_NODE = textwrap.dedent("""\
-    kind: Scenario
-    metadata:
-      name: avoid-node
-      title: A plugin that avoids a node
-      description: Two pods, two nodes, and the AvoidNode plugin loaded from SCHEDULER_PLUGINS.
-    scheduler:
-      profiles:
-        - plugins: {multiPoint: {enabled: [{name: AvoidNode}]}}
-    objects:
-      - {kind: Node, metadata: {name: n1}, status: {allocatable: {cpu: "4", pods: "10"}}}
-      - {kind: Node, metadata: {name: n2}, status: {allocatable: {cpu: "4", pods: "10"}}}
-      - kind: Pod
-        metadata: {name: web}
-        spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}
-      - kind: Pod
-        metadata: {name: api}
-        spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}
-    """)
+# the plugin and the scenario the what-changed page is made with: test_reload_compare.py's
+# (reloaded with another node avoided, both pods land elsewhere)
+from tests.visualizer.browser.test_reload_compare import PLUGIN, SCENARIO as AVOID_NODE  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -78,7 +78,7 @@ def _start(page, server, filename, query=""):
     page.wait_for_url("**/s/*/")
     if query:
         page.goto(page.url + query)
-    page.wait_for_selector('[data-connection="open"]')
+    page.wait_for_selector('[data-connection="open"]', state="attached")   # hidden on the projector
 
 
 def test_every_lesson_stepped_by_event_shows_each_pending_pod_in_exactly_one_place(lesson_server, page):

@@ -30,6 +30,7 @@ def test_a_cluster_dump_upload_runs_and_the_position_exports(server, page, tmp_p
     expect(page.locator("[data-clock]")).to_have_text("60", timeout=60_000)
     links = page.locator("[data-exports] a")
     expect(links).to_have_count(4)
+    page.locator("[data-exports] summary").click()        # the Export menu
     with page.expect_download() as dl:
         links.filter(has_text="state.json").click()
     state = json.loads(Path(dl.value.path()).read_text())

@@ -14,19 +14,14 @@ ROOT = Path(__file__).resolve().parents[3]
 LESSONS = sorted((ROOT / "fixtures").glob("*.yaml"))
 
 
+# how a lesson is started from the library: test_classroom.py's
+from tests.visualizer.browser.test_classroom import _start  # noqa: E402
+
+
 @pytest.fixture
 def lesson_server(make_server):
     return make_server(SCENARIO_FIXTURES_DIR=str(ROOT / "fixtures"),
                        SCHEDULER_PLUGINS=str(ROOT / "docs/examples/coscheduling.py")).start()
-
-
-def _start(page, server, filename, query=""):
-    page.goto(server.url + "/")
-    page.locator(f'form:has(input[name="fixture"][value="{filename}"]) [data-action="start"]').click()
-    page.wait_for_url("**/s/*/")
-    if query:
-        page.goto(page.url + query)
-    page.wait_for_selector('[data-connection="open"]', state="attached")
 
 
 # Steps the presenter's page by event until nothing more happens; after each frame calls
