@@ -7,6 +7,7 @@
                             [--trace PATH|-] [--results PATH|-] [--plugins P]...
     python -m engine compare SCENARIO [--plugins P]... [--until T] [--json]
         (--gate-b GATE=BOOL | --disable-b PLUGIN | --weight-b PLUGIN=W | --config-b FILE)...
+    python -m engine explain FILE [--pod NS/NAME] [--until T] [--json] [--plugins P]...
 
 ``--plugins`` loads out-of-tree plugins (a ``.py`` file or a dotted module name declaring
 ``PLUGINS = {"Name": factory}``; see ``engine.plugins.loader``).
@@ -87,7 +88,14 @@ def build_parser():
     c.add_argument("--profile-b", metavar="SCHEDULER_NAME",
                    help="apply --disable-b and --weight-b to this profile only (default: every profile)")
     c.add_argument("--json", action="store_true", help="print the comparison as JSON")
-    for sp in (r, v, ex, c):
+    e = sub.add_parser("explain", help="run a scenario (or anything import reads) and say what happened to "
+                                       "every pod pending at the start: bound where and why, or why still pending")
+    e.add_argument("file", metavar="FILE")
+    e.add_argument("--pod", metavar="NS/NAME", help="report on this pod only")
+    e.add_argument("--until", help="stop once everything due at virtual times <= SECONDS happened "
+                                   "(default: until idle)")
+    e.add_argument("--json", action="store_true", help="print the report as JSON (fields: docs/cli.md)")
+    for sp in (r, v, ex, c, e):
         sp.add_argument("--plugins", action="append", default=[], metavar="PATH_OR_MODULE",
                         help="load out-of-tree plugins from a .py file or a dotted module name that "
                              "defines PLUGINS = {\"Name\": factory} (repeatable)")
@@ -240,6 +248,10 @@ def main(argv=None) -> int:
         if not _load_plugins(args.plugins):
             return 2
         return _export(args)
+    if args.command == "explain":
+        if not _load_plugins(args.plugins):
+            return 2
+        return _explain(args)
     try:
         if not _load_plugins(args.plugins):
             return 2
@@ -399,3 +411,48 @@ def _export(args) -> int:
         return _os_error(e)
     except Exception:  # pragma: no cover - a bug
         return _internal_error("exporter", "scenario")
+
+
+def _explain(args) -> int:
+    """``python -m engine explain``: FILE is read as ``import`` reads it (a scenario stays as it
+    is; a dump, an export, a workload becomes a scenario), then run and reported on."""
+    try:
+        from .explain import explain, format_text
+        from .importers import import_paths
+        from .scenario import Scenario
+        until = _until(args)
+        if until is _BAD:
+            return 2
+        try:
+            result = import_paths([args.file])      # reported as `import` reports them
+            if "scenario" in result.report.formats.values():
+                scenario = Scenario.from_path(args.file)     # its problems with line and column
+            else:
+                scenario = Scenario.from_dict(result.scenario, args.file)
+        except ScenarioError as e:
+            print(e.describe(), file=sys.stderr)
+            return 2
+        try:
+            report = explain(scenario, until)
+        except ScenarioError as e:
+            e.source = args.file
+            print(e.describe(), file=sys.stderr)
+            return 2
+        if args.pod:
+            report["pods"] = [p for p in report["pods"] if p["pod"] == args.pod]
+            if not report["pods"]:
+                print(f"python -m engine: error: --pod {args.pod}: no such pod pending at the start of "
+                      f"{args.file} (give NAMESPACE/NAME of a pod without spec.nodeName)", file=sys.stderr)
+                return 2
+            report["total"] = 1
+            report["counts"] = {o: int(report["pods"][0]["outcome"] == o) for o in report["counts"]}
+        if args.json:
+            json.dump(report, sys.stdout, indent=2)
+            sys.stdout.write("\n")
+        else:
+            sys.stdout.write(format_text(report))
+        return 0
+    except OSError as e:
+        return _os_error(e)
+    except Exception:  # pragma: no cover - a bug
+        return _internal_error("engine", "file")

@@ -1,0 +1,205 @@
+"""``python -m engine explain``: what happened to every pod that was pending at the start.
+
+The report is read from what the engine itself emits (the trace's ``CycleEnd``,
+``HostSelected``, ``Bound``, ``PodDeleted`` and ``PreemptionPick`` events, and the final state);
+nothing here re-derives a scheduling decision. The FitError message is the one ``CycleEnd``
+carries (``engine.framework.types.FitError.message``, upstream's ``FitError.Error()``), and
+the unblocking events are the rejecting plugins' ``EventsToRegister`` as the profile's framework
+reports them (``Framework.enqueue_extensions``).
+
+The JSON document (``--json``; see docs/cli.md) is ``{"total", "counts", "until", "pods"}``,
+each pod a dict with the keys of ``POD_FIELDS`` in that order.
+"""
+from __future__ import annotations
+
+from .framework.interface import ActionType, GVK
+from .trace import Trace
+
+TOP_SCORES = 3
+
+POD_FIELDS = ("pod", "outcome", "schedulerName", "node", "time", "attempts", "scores", "message",
+              "plugins", "unblocking_events", "nominated_node", "victims", "deleted")
+
+OUTCOMES = ("bound", "binding", "pending", "deleted", "not-ours")
+
+_KEEP = {"CycleEnd", "HostSelected", "Bound", "PodDeleted", "PreemptionPick"}
+
+
+def format_event(ev) -> str:
+    """A ClusterEvent as ``Resource/Action|Action`` (``Node/Add|Update``, ``Pod/Delete``,
+    ``*/All``), the spelling of upstream's ActionType names."""
+    a = ActionType(int(ev.action_type))
+    if a == ActionType.All:
+        names = ["All"]
+    else:
+        names = [n for n, f in (("Add", ActionType.Add), ("Delete", ActionType.Delete)) if a & f]
+        if a & ActionType.Update == ActionType.Update:
+            names.append("Update")
+        else:
+            names += [f.name for f in (ActionType.UpdateNodeAllocatable, ActionType.UpdateNodeLabel,
+                                       ActionType.UpdateNodeTaint, ActionType.UpdateNodeCondition) if a & f]
+    res = "*" if ev.resource == GVK.WildCard else ev.resource
+    return f"{res}/{'|'.join(names)}"
+
+
+def pending_at_start(scenario) -> list:
+    """The pods of the scenario's objects that are not bound (no ``spec.nodeName``), in file order."""
+    return [obj for kind, obj in scenario.objects if kind == "Pod" and obj is not None and not obj.node_name]
+
+
+def explain(scenario, until=None) -> dict:
+    """Run ``scenario`` (to virtual microsecond ``until``, or until idle) and report on every
+    pod pending at the start. Raises ScenarioError as ``Engine`` does."""
+    from .scheduler import Engine
+    events: list = []
+    trace = Trace(enabled=False)
+    trace.add_sink(lambda e: events.append(e) if e.get("type") in _KEEP else None)
+    engine = Engine(scenario, trace)
+    engine.run(until)
+    state = engine.state()
+    last_end, last_host, bound_at, deleted, picks = {}, {}, {}, {}, {}
+    for e in events:
+        t = e["type"]
+        if t == "CycleEnd":
+            last_end[e["pod"]] = e
+        elif t == "HostSelected":
+            last_host[e["pod"]] = e
+        elif t == "Bound":
+            bound_at[e["pod"]] = e["time"]
+        elif t == "PodDeleted":
+            deleted[e["pod"]] = e
+        elif t == "PreemptionPick":
+            picks[e["preemptor"]] = e
+    victims_of: dict = {}
+    for key, d in (state.get("deletedPods") or {}).items():
+        if d.get("preemptor"):
+            victims_of.setdefault(d["preemptor"], []).append(key)
+    ext_cache: dict = {}
+
+    def extensions(profile):
+        if profile not in ext_cache:
+            ext_cache[profile] = {name: [format_event(ev) for ev, _ in evs]
+                                  for name, evs in engine.frameworks[profile].enqueue_extensions()}
+        return ext_cache[profile]
+
+    pods = []
+    for obj in pending_at_start(scenario):
+        key = obj.key
+        p = dict.fromkeys(POD_FIELDS)
+        p["pod"], p["schedulerName"] = key, obj.scheduler_name
+        p["plugins"], p["unblocking_events"], p["victims"] = [], [], []
+        p["scores"] = []
+        st = (state.get("pods") or {}).get(key)
+        end = last_end.get(key)
+        p["attempts"] = 0
+        if obj.scheduler_name not in engine.frameworks:
+            p["outcome"] = "not-ours"
+            pods.append(p)
+            continue
+        if st is None:
+            p["outcome"] = "deleted"
+            d = (state.get("deletedPods") or {}).get(key) or {}
+            p["deleted"] = {"time": d.get("deletedAt"), "reason": d.get("reason"),
+                            "preemptor": d.get("preemptor")} if d else None
+        elif st["phase"] == "Running":
+            p["outcome"] = "bound"
+        elif st["phase"] in ("Binding", "Waiting"):
+            p["outcome"] = "binding"
+        elif st["phase"] == "Terminating":
+            p["outcome"] = "deleted"
+            d = deleted.get(key) or {}
+            p["deleted"] = {"time": d.get("time"), "reason": d.get("reason"), "preemptor": d.get("preemptor")}
+        else:
+            p["outcome"] = "pending"
+        if st is not None:
+            p["attempts"] = st.get("attempts") or 0
+            p["node"] = st.get("nodeName")
+            p["nominated_node"] = st.get("nominatedNodeName") or None
+        if p["outcome"] in ("bound", "deleted") and key in bound_at:
+            p["time"] = bound_at[key]
+        elif p["outcome"] == "binding" and end is not None:
+            p["time"] = end["time"]
+        host = last_host.get(key)
+        if p["outcome"] in ("bound", "binding", "deleted") and host is not None and p["node"] is not None:
+            scores = host.get("scores")
+            if scores:
+                # best first; among equal totals the chosen node first (HostSelected's ties), then
+                # evaluation order (the order of ``scores``)
+                top = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0] != host["node"]))[:TOP_SCORES]
+                p["scores"] = [{"node": n, "score": s} for n, s in top]
+            else:
+                p["scores"] = [{"node": host["node"], "score": None}]
+        if p["outcome"] == "pending":
+            if end is not None and end.get("result") != "Scheduled":
+                p["message"] = end.get("message")
+                p["plugins"] = list(end.get("unschedulablePlugins") or [])
+                if p["time"] is None:
+                    p["time"] = end["time"]
+            elif st is not None:
+                p["plugins"] = list(st.get("unschedulablePlugins") or [])
+            ext = extensions(obj.scheduler_name)
+            seen = []
+            for name in p["plugins"]:
+                for ev in ext.get(name, []):
+                    if ev not in seen:
+                        seen.append(ev)
+            p["unblocking_events"] = seen
+        victims = victims_of.get(key) or []
+        if not victims and key in picks:
+            pick = picks[key]
+            victims = next((c.get("victims") or [] for c in pick.get("candidates") or []
+                            if c.get("node") == pick.get("node")), [])
+        p["victims"] = list(victims)
+        pods.append(p)
+    counts = {o: sum(1 for p in pods if p["outcome"] == o) for o in OUTCOMES}
+    return {"total": len(pods), "counts": counts, "until": None if until is None else until / 1e6,
+            "pods": pods}
+
+
+def format_text(report: dict) -> str:
+    """One header line with the counts, then one block per pod (pods of another scheduler
+    last, in a short list of their own)."""
+    c = report["counts"]
+    head = (f"{report['total']} pod{'s' if report['total'] != 1 else ''} pending at the start"
+            + (f" (run until {report['until']:g}s)" if report["until"] is not None else "")
+            + ": " + ", ".join(f"{c[o]} {o}" for o in OUTCOMES if c[o] or o in ("bound", "pending")))
+    lines = [head]
+    ours = [p for p in report["pods"] if p["outcome"] != "not-ours"]
+    others = [p for p in report["pods"] if p["outcome"] == "not-ours"]
+    for p in ours:
+        lines.append("")
+        o = p["outcome"]
+        if o == "bound":
+            lines.append(f"{p['pod']}: bound to {p['node']} at {p['time']:g}s")
+        elif o == "binding":
+            lines.append(f"{p['pod']}: binding to {p['node']} (assumed at {p['time']:g}s, not bound yet)")
+        elif o == "deleted":
+            d = p["deleted"] or {}
+            why = f" (preempted by {d['preemptor']})" if d.get("preemptor") else ""
+            when = f" at {d['time']:g}s" if d.get("time") is not None else ""
+            lines.append(f"{p['pod']}: deleted{when}{why}")
+        else:
+            tried = f" after {p['attempts']} attempt{'s' if p['attempts'] != 1 else ''}" if p["attempts"] else \
+                " (never attempted)"
+            lines.append(f"{p['pod']}: still pending{tried}")
+        if p["scores"] and o != "pending":
+            if p["scores"][0]["score"] is None:
+                lines.append(f"  why {p['scores'][0]['node']}: the only feasible node (no scoring)")
+            else:
+                lines.append("  top scores: " + ", ".join(f"{s['node']} {s['score']}" for s in p["scores"]))
+        if p["message"]:
+            lines.append(f"  {p['message']}")
+        if p["plugins"]:
+            lines.append(f"  rejected by: {', '.join(p['plugins'])}")
+        if p["unblocking_events"]:
+            lines.append(f"  would be retried on: {', '.join(p['unblocking_events'])}")
+        if p["nominated_node"]:
+            lines.append(f"  nominated node: {p['nominated_node']}")
+        if p["victims"]:
+            lines.append(f"  victims: {', '.join(p['victims'])}")
+    if others:
+        lines.append("")
+        lines.append(f"not ours ({len(others)}):")
+        for p in others:
+            lines.append(f"  {p['pod']}: not ours ({p['schedulerName']})")
+    return "\n".join(lines) + "\n"
