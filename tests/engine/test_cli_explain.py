@@ -176,3 +176,13 @@ def test_explain_reads_a_kubectl_dump(tmp_path):
     assert got == {"shop/api-1": "bound", "jobs/batch-0": "pending", "jobs/theirs-0": "not-ours"}
     big = next(p for p in json.loads(out)["pods"] if p["pod"] == "jobs/batch-0")
     assert big["message"] == BIG_MESSAGE
+
+
+def test_explain_a_pending_pod_deleted_during_the_run(tmp_path):
+    data = {**SCENARIO, "actions": [{"at": "2s", "delete": {"kind": "Pod", "name": "big"}}]}
+    code, out, _ = run(scenario_file(tmp_path, data), "--pod", "default/big", "--json")
+    (big,) = json.loads(out)["pods"]
+    assert code == 0 and big["outcome"] == "deleted"
+    assert big["deleted"] == {"time": 2.0, "reason": "Deleted", "preemptor": None}
+    code, out, _ = run(scenario_file(tmp_path, data), "--pod", "default/big")
+    assert out.splitlines()[2] == "default/big: deleted at 2s"
