@@ -417,7 +417,7 @@ def _explain(args) -> int:
     """``python -m engine explain``: FILE is read as ``import`` reads it (a scenario stays as it
     is; a dump, an export, a workload becomes a scenario), then run and reported on."""
     try:
-        from .explain import explain, format_text
+        from .explain import explain_run, format_text
         from .importers import import_paths
         from .scenario import Scenario
         until = _until(args)
@@ -433,7 +433,7 @@ def _explain(args) -> int:
             print(e.describe(), file=sys.stderr)
             return 2
         try:
-            report = explain(scenario, until)
+            report, engine = explain_run(scenario, until)
         except ScenarioError as e:
             e.source = args.file
             print(e.describe(), file=sys.stderr)
@@ -451,6 +451,11 @@ def _explain(args) -> int:
             sys.stdout.write("\n")
         else:
             sys.stdout.write(format_text(report))
+        plugin_errors = engine.plugin_errors()
+        if plugin_errors:
+            sys.stdout.flush()
+            print(summarize_plugin_errors(plugin_errors), file=sys.stderr)
+            return EXIT_PLUGIN_ERRORS
         return 0
     except OSError as e:
         return _os_error(e)

@@ -50,6 +50,12 @@ def pending_at_start(scenario) -> list:
 def explain(scenario, until=None) -> dict:
     """Run ``scenario`` (to virtual microsecond ``until``, or until idle) and report on every
     pod pending at the start. Raises ScenarioError as ``Engine`` does."""
+    return explain_run(scenario, until)[0]
+
+
+def explain_run(scenario, until=None):
+    """``(report, engine)``: ``explain``'s report and the engine after the run (for its
+    ``plugin_errors()``)."""
     from .scheduler import Engine
     events: list = []
     trace = Trace(enabled=False)
@@ -153,7 +159,7 @@ def explain(scenario, until=None) -> dict:
         pods.append(p)
     counts = {o: sum(1 for p in pods if p["outcome"] == o) for o in OUTCOMES}
     return {"total": len(pods), "counts": counts, "until": None if until is None else until / 1e6,
-            "pods": pods}
+            "pods": pods}, engine
 
 
 def format_text(report: dict) -> str:

@@ -186,3 +186,69 @@ def test_explain_a_pending_pod_deleted_during_the_run(tmp_path):
     assert big["deleted"] == {"time": 2.0, "reason": "Deleted", "preemptor": None}
     code, out, _ = run(scenario_file(tmp_path, data), "--pod", "default/big")
     assert out.splitlines()[2] == "default/big: deleted at 2s"
+
+
+def test_explain_the_realistic_dump_lists_exactly_its_pending_pods(tmp_path):
+    """tests/engine/importers/data/cluster-dump.yaml.gz (21 nodes): every pod pending in the dump
+    (no nodeName, not terminal, not being deleted, which skipPodSchedule skips) and no other."""
+    import gzip
+    text = gzip.decompress((ROOT / "tests/engine/importers/data/cluster-dump.yaml.gz").read_bytes()).decode()
+    f = tmp_path / "cluster-dump.yaml"
+    f.write_text(text)
+    items = yaml.safe_load(text)["items"]
+    pending = [p for p in items if p["kind"] == "Pod" and not p["spec"].get("nodeName")
+               and p["status"]["phase"] not in ("Succeeded", "Failed")
+               and not p["metadata"].get("deletionTimestamp")]
+    code, out, err = run(f, "--json")
+    assert code == 0 and err == ""
+    doc = json.loads(out)
+    by_key = {p["pod"]: p for p in doc["pods"]}
+    assert sorted(by_key) == sorted(f"{p['metadata']['namespace']}/{p['metadata']['name']}" for p in pending)
+    for p in pending:
+        got = by_key[f"{p['metadata']['namespace']}/{p['metadata']['name']}"]
+        if p["spec"]["schedulerName"] != "default-scheduler":
+            assert got["outcome"] == "not-ours" and got["schedulerName"] == p["spec"]["schedulerName"]
+        elif p["spec"].get("schedulingGates"):
+            assert got["outcome"] == "pending" and got["plugins"] == ["SchedulingGates"] and got["message"] is None
+        else:
+            assert got["outcome"] in ("bound", "pending")
+            if got["outcome"] == "pending":
+                assert got["message"].startswith("0/21 nodes are available: ") and got["plugins"]
+    trainer = by_key["default/ml-trainer"]
+    assert trainer["outcome"] == "pending" and "NodeResourcesFit" in trainer["plugins"]
+    assert ", 15 Insufficient cpu, " in f", {trainer['message'].split(': ', 1)[1]}"
+
+
+FLAKY_PLUGIN = '''
+from engine.framework.interface import FilterPlugin
+
+
+class Flaky(FilterPlugin):
+    name = "Flaky"
+
+    def filter(self, state, pod, node_info):
+        return {"b": None}[pod.name]
+
+
+PLUGINS = {"Flaky": lambda args, handle: Flaky()}
+'''
+
+
+def test_explain_with_failing_plugin_calls_reports_and_exits_3(tmp_path):
+    """As `run` does: the report is written, the failed out-of-tree calls summed up, exit 3."""
+    import os
+    import subprocess
+    import sys
+    (tmp_path / "flaky.py").write_text(FLAKY_PLUGIN)
+    sc = {"kind": "Scenario", "metadata": {"name": "t"},
+          "scheduler": {"profiles": [{"plugins": {"filter": {"enabled": [{"name": "Flaky"}]}}}]},
+          "objects": [node("n1"), pod("a"), pod("b")]}
+    (tmp_path / "s.yaml").write_text(json.dumps(sc))
+    r = subprocess.run([sys.executable, "-m", "engine", "explain", "s.yaml", "--plugins", "flaky.py", "--json"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert r.returncode == 3, r.stderr
+    pods = {p["pod"]: p for p in json.loads(r.stdout)["pods"]}
+    assert pods["default/b"]["outcome"] == "bound" and pods["default/a"]["outcome"] == "pending"
+    assert "out-of-tree plugin call" in r.stderr.splitlines()[0]
+    assert "Flaky Filter: KeyError: 'a'" in r.stderr
