@@ -22,8 +22,6 @@ POD_FIELDS = ("pod", "outcome", "schedulerName", "node", "time", "attempts", "sc
 
 OUTCOMES = ("bound", "binding", "pending", "deleted", "not-ours")
 
-_KEEP = {"CycleEnd", "HostSelected", "Bound", "PodDeleted", "PreemptionPick"}
-
 
 def format_event(ev) -> str:
     """A ClusterEvent as ``Resource/Action|Action`` (``Node/Add|Update``, ``Pod/Delete``,
@@ -42,6 +40,18 @@ def format_event(ev) -> str:
     return f"{res}/{'|'.join(names)}"
 
 
+def _top(host_selected) -> list:
+    """The ``TOP_SCORES`` best totals of a HostSelected event, ``[{node, score}]``: best first;
+    among equal totals the chosen node first (HostSelected's ties), then evaluation order (the
+    order of ``scores``); ``[{node, score: None}]`` when there was no scoring."""
+    scores = host_selected.get("scores")
+    if not scores:
+        return [{"node": host_selected["node"], "score": None}]
+    chosen = host_selected["node"]
+    top = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0] != chosen))[:TOP_SCORES]
+    return [{"node": n, "score": s} for n, s in top]
+
+
 def pending_at_start(scenario) -> list:
     """The pods of the scenario's objects that are not bound (no ``spec.nodeName``), in file order."""
     return [obj for kind, obj in scenario.objects if kind == "Pod" and obj is not None and not obj.node_name]
@@ -57,25 +67,26 @@ def explain_run(scenario, until=None):
     """``(report, engine)``: ``explain``'s report and the engine after the run (for its
     ``plugin_errors()``)."""
     from .scheduler import Engine
-    events: list = []
-    trace = Trace(enabled=False)
-    trace.add_sink(lambda e: events.append(e) if e.get("type") in _KEEP else None)
-    engine = Engine(scenario, trace)
-    engine.run(until)
-    state = engine.state()
     last_end, last_host, bound_at, deleted, picks = {}, {}, {}, {}, {}
-    for e in events:
-        t = e["type"]
+
+    def sink(e):        # streamed: only each pod's last events are kept (HostSelected without detail)
+        t = e.get("type")
         if t == "CycleEnd":
             last_end[e["pod"]] = e
         elif t == "HostSelected":
-            last_host[e["pod"]] = e
+            last_host[e["pod"]] = {"node": e["node"], "top": _top(e)}
         elif t == "Bound":
             bound_at[e["pod"]] = e["time"]
         elif t == "PodDeleted":
             deleted[e["pod"]] = e
         elif t == "PreemptionPick":
-            picks[e["preemptor"]] = e
+            picks[e["preemptor"]] = {"node": e.get("node"), "candidates": [
+                c for c in e.get("candidates") or [] if c.get("node") == e.get("node")]}
+    trace = Trace(enabled=False)
+    trace.add_sink(sink)
+    engine = Engine(scenario, trace)
+    engine.run(until)
+    state = engine.state()
     victims_of: dict = {}
     for key, d in (state.get("deletedPods") or {}).items():
         if d.get("preemptor"):
@@ -127,14 +138,7 @@ def explain_run(scenario, until=None):
             p["time"] = end["time"]
         host = last_host.get(key)
         if p["outcome"] in ("bound", "binding", "deleted") and host is not None and p["node"] is not None:
-            scores = host.get("scores")
-            if scores:
-                # best first; among equal totals the chosen node first (HostSelected's ties), then
-                # evaluation order (the order of ``scores``)
-                top = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0] != host["node"]))[:TOP_SCORES]
-                p["scores"] = [{"node": n, "score": s} for n, s in top]
-            else:
-                p["scores"] = [{"node": host["node"], "score": None}]
+            p["scores"] = host["top"]
         if p["outcome"] == "pending":
             if end is not None and end.get("result") != "Scheduled":
                 p["message"] = end.get("message")
