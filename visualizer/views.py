@@ -222,7 +222,6 @@ def _session_page(request, session, role):
         "follower_qr": _qr_svg(short_url) if role == "presenter" else "",
         # the short link, large and without its scheme, for a room to read and type
         "join_url": short_url,
-        "join_text": short_url.split("://", 1)[-1],
         # it breaks only between the host and /j/<code>/, never inside the code
         "join_text_host": short_url.split("://", 1)[-1][: -len(short_path)],
         "join_text_path": short_path,

@@ -5,7 +5,6 @@ as text), whose "back to the session" is the presenter's page again; from a foll
 they open the follower's, and nothing a follower is shown (its pages, the frames its
 WebSocket receives) carries the presenter token. The links in the shared panels are relative
 (``changes/``, ``compare/``): the browser resolves them against the page's own URL."""
-import asyncio
 from html.parser import HTMLParser
 from urllib.parse import urljoin, urlsplit
 
@@ -19,39 +18,9 @@ from visualizer.asgi import application
 
 ORIGIN = [(b"origin", b"http://localhost"), (b"host", b"localhost")]
 
-PLUGIN = '''
-from engine.framework import Code, Status
-from engine.framework.interface import FilterPlugin
-
-class AvoidNode(FilterPlugin):
-    name = "AvoidNode"
-    def filter(self, state, pod, node_info):
-        if node_info.node.name == "{node}":
-            return Status(Code.Unschedulable, ["AvoidNode avoids {node}"])
-        return None
-
-def new(args, handle):
-    return AvoidNode()
-
-PLUGINS = {{"AvoidNode": new}}
-'''
-
-SCENARIO = """\
-kind: Scenario
-metadata: {name: avoid, title: Avoid a node}
-scheduler:
-  profiles:
-    - plugins: {multiPoint: {enabled: [{name: AvoidNode}]}}
-objects:
-  - {kind: Node, metadata: {name: n1}, status: {allocatable: {cpu: "4", pods: "10"}}}
-  - {kind: Node, metadata: {name: n2}, status: {allocatable: {cpu: "4", pods: "10"}}}
-  - kind: Pod
-    metadata: {name: a}
-    spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}
-  - kind: Pod
-    metadata: {name: b}
-    spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}
-"""
+# the plugin and the scenario of test_changes.py (AvoidNode keeps pods off one node; reloaded
+# with the other node avoided, both pods land elsewhere, so the page shows *see what changed*)
+from tests.visualizer.test_changes import PLUGIN, SCENARIO  # noqa: E402
 
 # the role each page of a session serves (visualizer/urls.py)
 ROLES = {"session-presenter": "presenter", "session-changes": "presenter", "session-compare": "presenter",
