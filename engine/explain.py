@@ -63,29 +63,56 @@ def explain(scenario, until=None) -> dict:
     return explain_run(scenario, until)[0]
 
 
-def explain_run(scenario, until=None):
-    """``(report, engine)``: ``explain``'s report and the engine after the run (for its
-    ``plugin_errors()``)."""
-    from .scheduler import Engine
-    last_end, last_host, bound_at, deleted, picks = {}, {}, {}, {}, {}
+class Collector:
+    """A trace sink keeping, for the report, only each pod's last ``CycleEnd``, its last
+    ``HostSelected``'s top totals, its ``Bound`` time, its ``PodDeleted`` event and the
+    ``PreemptionPick`` it made (a large cluster's HostSelected detail is never held)."""
 
-    def sink(e):        # streamed: only each pod's last events are kept (HostSelected without detail)
+    def __init__(self):
+        self.last_end, self.last_host, self.bound_at, self.deleted, self.picks = {}, {}, {}, {}, {}
+
+    def __call__(self, e) -> None:
         t = e.get("type")
         if t == "CycleEnd":
-            last_end[e["pod"]] = e
+            self.last_end[e["pod"]] = e
         elif t == "HostSelected":
-            last_host[e["pod"]] = {"node": e["node"], "top": _top(e)}
+            self.last_host[e["pod"]] = {"node": e["node"], "top": _top(e)}
         elif t == "Bound":
-            bound_at[e["pod"]] = e["time"]
+            self.bound_at[e["pod"]] = e["time"]
         elif t == "PodDeleted":
-            deleted[e["pod"]] = e
+            self.deleted[e["pod"]] = e
         elif t == "PreemptionPick":
-            picks[e["preemptor"]] = {"node": e.get("node"), "candidates": [
+            self.picks[e["preemptor"]] = {"node": e.get("node"), "candidates": [
                 c for c in e.get("candidates") or [] if c.get("node") == e.get("node")]}
+
+
+def explain_run(scenario, until=None):
+    """``(report, engine)``: ``explain``'s report and the engine after the run (for its
+    ``plugin_errors()``). The trace is streamed through a ``Collector``, never kept."""
+    from .scheduler import Engine
+    collector = Collector()
     trace = Trace(enabled=False)
-    trace.add_sink(sink)
+    trace.add_sink(collector)
     engine = Engine(scenario, trace)
     engine.run(until)
+    return build_report(scenario, engine, collector, until), engine
+
+
+def explain_events(scenario, events, engine, until=None) -> dict:
+    """The report of a run already made: ``events`` its trace (any iterable of event dicts,
+    in order) and ``engine`` the engine after it (the web page's report of a session, whose
+    run includes the cluster events injected on the way)."""
+    collector = Collector()
+    for e in events:
+        collector(e)
+    return build_report(scenario, engine, collector, until)
+
+
+def build_report(scenario, engine, collector, until=None) -> dict:
+    """The report on every pod of ``scenario`` pending at the start, from the engine after
+    the run and what ``collector`` kept of its trace."""
+    last_end, last_host, bound_at = collector.last_end, collector.last_host, collector.bound_at
+    deleted, picks = collector.deleted, collector.picks
     state = engine.state()
     victims_of: dict = {}
     for key, d in (state.get("deletedPods") or {}).items():
@@ -163,7 +190,7 @@ def explain_run(scenario, until=None):
         pods.append(p)
     counts = {o: sum(1 for p in pods if p["outcome"] == o) for o in OUTCOMES}
     return {"total": len(pods), "counts": counts, "until": None if until is None else until / 1e6,
-            "pods": pods}, engine
+            "pods": pods}
 
 
 def format_text(report: dict) -> str:
