@@ -31,8 +31,9 @@ terminating or gone), so, revealed, they are shown carried out, as their log lin
 figures snapshotted at a PodDeleted are corrected for it (the pending pod it removes from its
 queue, the preemption victim the engine counts right after).
 
-Every pending pod is then in exactly one place: a queue, in flight, or waiting (between two
-queues, or created but not queued yet). tests/visualizer/test_moment.py checks this, and the
+Every pending pod is then in exactly one place: a queue, in flight, waiting (between two
+queues, or created but not queued yet), or not ours (its ``spec.schedulerName`` is none of the
+scenario's profiles: kube-scheduler never queues it, so it stays pending). tests/visualizer/test_moment.py checks this, and the
 figures, against a full ``engine.state()`` taken at every event and every unit's end of every
 lesson (tests/visualizer/moment_reference.py states the two adjustments).
 """
@@ -142,7 +143,7 @@ class Recorder:
                 node = pod.node_name or (engine.binding[pod.key].host if phase == "Waiting" else None)
                 self.removed[e["seq"]] = {"key": pod.key, "node": node, "priority": pod.priority,
                                           "requests": dict(pod.requests), "phase": phase,
-                                          "queue": pending_key}
+                                          "queue": pending_key, "schedulerName": pod.scheduler_name}
 
     def add_batch(self, batch) -> None:
         """A batch holds per-node results of Filter, Score or NormalizeScore (engine/trace.py),
@@ -274,10 +275,11 @@ def moment(stepper, state: dict, index) -> dict:
     """What the page shows at the stepper's position: see the module docstring.
 
     Returns ``{"time", "schedulingCycle", "moveRequestCycle", "metrics", "nominatedPods",
-    "queues", "pods", "in_flight", "waiting", "hide_on_nodes", "restore_on_nodes",
-    "phase_on_nodes", "hide_nodes"}``; the last four adjust the node cards built from the
-    engine's cache (pods to leave out, pods to add back, phases to show instead, nodes not
-    created yet).
+    "queues", "pods", "in_flight", "waiting", "not_ours", "hide_on_nodes", "restore_on_nodes",
+    "phase_on_nodes", "hide_nodes"}``; ``not_ours`` lists the pending pods of another scheduler
+    (``{"key", "schedulerName"}``, by key), which ``waiting`` leaves out; the last four adjust the
+    node cards built from the engine's cache (pods to leave out, pods to add back, phases to show
+    instead, nodes not created yet).
     """
     events, position = stepper.events, stepper.position
     partial = position < len(events)
@@ -375,8 +377,18 @@ def moment(stepper, state: dict, index) -> dict:
     queues = {name: keys.keys() for name, keys in queues.items()}
     flight = in_flight(events, position, index)
     queued = {k for keys in queues.values() for k in keys}
-    waiting = [{"key": k, "from": moving.get(k)} for k, p in sorted(pods.items())
-               if p["phase"] == "Pending" and k not in queued and (flight is None or flight["key"] != k)]
+    waiting, not_ours = [], []
+    frameworks = stepper.engine.frameworks
+    removed_names = {i["key"]: i.get("schedulerName") for i in recorder.removed.values()} if recorder else {}
+    for k, p in sorted(pods.items()):
+        if p["phase"] != "Pending" or k in queued or (flight is not None and flight["key"] == k):
+            continue
+        pod = stepper.engine.pods.get(k)
+        scheduler = pod.scheduler_name if pod is not None else removed_names.get(k)
+        if scheduler is not None and scheduler not in frameworks:
+            not_ours.append({"key": k, "schedulerName": scheduler})   # never queued: another scheduler's
+        else:
+            waiting.append({"key": k, "from": moving.get(k)})
     return {
         "time": base["time"],
         "schedulingCycle": base["schedulingCycle"],
@@ -389,6 +401,7 @@ def moment(stepper, state: dict, index) -> dict:
         "pods": pods,
         "in_flight": flight,
         "waiting": waiting,
+        "not_ours": not_ours,
         "hide_on_nodes": hide_on_nodes,
         "restore_on_nodes": restore_on_nodes,
         "phase_on_nodes": phase_on_nodes,

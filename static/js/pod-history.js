@@ -48,8 +48,12 @@
     var t = ev.target;
     if (!t.closest) { return; }
     if (t.closest("[data-history-close]")) { close(); return; }
-    if (t.closest("button, a, input, select, textarea, summary, details, form")) { return; }
+    if (t.closest("button, a, input, select, textarea, summary, form")) { return; }
     var el = t.closest(POD);
+    // inside a <details> (a traceback, a menu) only a pod listed there opens a history (the
+    // pods of another scheduler are listed in one)
+    var details = t.closest("details");
+    if (details && !(el && details.contains(el))) { return; }
     if (el && session.contains(el)) { load(podOf(el)); }
   });
 

@@ -55,9 +55,10 @@ def check_every_position(path):
             (ref["time"], ref["schedulingCycle"], ref["moveRequestCycle"]), where
         assert {n: keys for n, keys in mom["nominatedPods"].items() if keys} == \
             {n: keys for n, keys in ref["nominatedPods"].items() if keys}, where
-        # every pending pod is in exactly one place: a queue, in flight, or waiting
+        # every pending pod is in exactly one place: a queue, in flight, waiting, or not ours
         pending = {k for k, v in ref["pods"].items() if v["phase"] == "Pending"}
-        places = [k for keys in mom["queues"].values() for k in keys] + [w["key"] for w in mom["waiting"]]
+        places = [k for keys in mom["queues"].values() for k in keys] + [w["key"] for w in mom["waiting"]] + \
+            [p["key"] for p in mom["not_ours"]]
         if mom["in_flight"]:
             places.append(mom["in_flight"]["key"])
         assert sorted(places) == sorted(pending), where

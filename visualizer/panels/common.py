@@ -142,9 +142,9 @@ VIEW_TEXT_MAX = 200
 
 def normalize_view(raw) -> dict:
     """A page's own view of the session (visualizer.consumers keeps one per socket), from the
-    fields its forms sent: the page of each queue column and of the Filter matrix, the matrix's
-    outcome filter, the node overview's search, label filter, colour resource and selected
-    node. Anything else, or out of range, falls back to the default: the page shows the same
+    fields its forms sent: the page of each queue column, of the pods of another scheduler
+    (``page-notOurs``) and of the Filter matrix, the matrix's outcome filter, the node
+    overview's search, label filter, colour resource and selected node. Anything else, or out of range, falls back to the default: the page shows the same
     moment to everyone, only the window onto it differs."""
     raw = raw if isinstance(raw, dict) else {}
     view = {}
@@ -163,8 +163,9 @@ def normalize_view(raw) -> dict:
     for name, _label, _order in QUEUES:
         if page(f"page-{name}"):
             view[f"page-{name}"] = page(f"page-{name}")
-    if page("page-matrix"):
-        view["page-matrix"] = page("page-matrix")
+    for key in ("page-matrix", "page-notOurs"):
+        if page(key):
+            view[key] = page(key)
     if text("outcome") in OUTCOMES[1:]:
         view["outcome"] = text("outcome")
     if text("colour") in HEAT_RESOURCES[1:]:

@@ -1,6 +1,8 @@
 """The queues panel (templates/visualizer/partials/_queues.html): activeQ, podBackoffQ and
 unschedulablePods a page at a time, each pod with why it is there; the pod in flight; the
-pods not yet in a queue; and the pods waiting on Permit (the fourth group beside the queues)."""
+pods not yet in a queue; the pods waiting on Permit (the fourth group beside the queues); and
+the pending pods of another scheduler ("not ours": their ``spec.schedulerName`` is none of the
+scenario's profiles, so kube-scheduler never queues them), a page at a time under the rest."""
 from __future__ import annotations
 
 from engine import US
@@ -75,7 +77,18 @@ def queues(live, mom, view=None) -> dict:
                for w in mom["waiting"][:QUEUE_PAGE]]
     return {"columns": columns, "in_flight": in_flight, "waiting": waiting,
             "waiting_total": len(mom["waiting"]), "waiting_hidden": len(mom["waiting"]) - len(waiting),
-            "pending": mom["metrics"]["pending_pods"], "permit": permit_waiting(mom, pods, moved)}
+            "pending": mom["metrics"]["pending_pods"], "permit": permit_waiting(mom, pods, moved),
+            "not_ours": not_ours(live, mom, view)}
+
+
+def not_ours(live, mom, view) -> dict:
+    """The pending pods of another scheduler, a page of QUEUE_PAGE at a time (the page's own
+    view, ``page-notOurs``): each with its ``schedulerName``, and the scenario's profiles."""
+    everyone = mom.get("not_ours") or []
+    pager = _pager(len(everyone), QUEUE_PAGE, view.get("page-notOurs", 0))
+    return {"pods": [{"key": p["key"], "scheduler": p["schedulerName"]}
+                     for p in everyone[pager["start"]:pager["last"]]],
+            "total": len(everyone), "pager": pager, "profiles": sorted(live.stepper.engine.frameworks)}
 
 
 def permit_waiting(mom, pods, moved=()) -> list | None:
