@@ -41,7 +41,8 @@ def build_parser():
     p = _ArgumentParser(prog="python -m engine",
                         description="A deterministic, steppable kube-scheduler v1.28, headless.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_ArgumentParser)
-    r = sub.add_parser("run", help="run a scenario and write its final state and trace")
+    r = sub.add_parser("run", help="run a scenario and write its final state and trace (with neither "
+                                   "--state nor --trace: print a one-screen summary)")
     r.add_argument("scenario")
     r.add_argument("--until", help="stop once everything due at virtual times <= SECONDS happened")
     r.add_argument("--state", help="write the final state as JSON to PATH (- for standard output)")
@@ -285,6 +286,13 @@ def main(argv=None) -> int:
         trace = Trace(enabled=False)
         trace_fh = None
         to_close = []
+        collector = None
+        if not args.state and not args.trace:
+            # the one-screen summary (engine.explain.format_summary): the trace is streamed
+            # through explain's Collector, which keeps only what the report needs
+            from .explain import Collector
+            collector = Collector()
+            trace.add_sink(collector)
         try:
             if args.trace:
                 trace_fh, close = _open(args.trace)
@@ -299,6 +307,10 @@ def main(argv=None) -> int:
                 return 2
             engine.run(until)
             plugin_errors = engine.plugin_errors()
+            if collector is not None:
+                from .explain import build_report, format_summary
+                sys.stdout.write(format_summary(build_report(scenario, engine, collector, until, which="all")))
+                sys.stdout.flush()
             if args.state:
                 fh, close = _open(args.state)
                 try:

@@ -230,9 +230,12 @@ def test_run_trace_to_stdout(valid, tmp_path):
     assert json.loads(state.read_text())["time"] == 5.0
 
 
-def test_run_without_outputs_prints_nothing(valid):
+def test_run_without_outputs_prints_its_summary(valid):
+    # issue 25: with neither --state nor --trace, run prints the one-screen summary
+    # (tests/engine/test_cli_run_summary.py has the details)
     r = cli("run", valid)
-    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    assert (r.returncode, r.stderr) == (0, "")
+    assert r.stdout.splitlines()[0] == "3 pods: 2 bound (2 by this run), 1 pending, 0 deleted (0 preempted), 0 not ours"
 
 
 def test_state_and_trace_cannot_both_be_stdout(valid):

@@ -84,7 +84,8 @@ def test_explain_json_lists_each_pending_pod_with_its_outcome(tmp_path):
     assert list(pods) == ["default/web-1", "default/web-2", "default/big", "default/theirs"]  # not default/running
     for p in doc["pods"]:
         assert list(p) == ["pod", "outcome", "schedulerName", "node", "time", "attempts", "scores", "message",
-                           "plugins", "unblocking_events", "nominated_node", "victims", "deleted"]
+                           "plugins", "unblocking_events", "nominated_node", "victims", "deleted", "waiting_on"]
+        assert p["waiting_on"] is None
     w1 = pods["default/web-1"]
     assert w1["outcome"] == "bound" and w1["node"] in ("gpu-1", "n1", "n2") and w1["time"] == 1.0
     assert w1["message"] is None and w1["plugins"] == []
@@ -217,6 +218,38 @@ def test_explain_the_realistic_dump_lists_exactly_its_pending_pods(tmp_path):
     trainer = by_key["default/ml-trainer"]
     assert trainer["outcome"] == "pending" and "NodeResourcesFit" in trainer["plugins"]
     assert ", 15 Insufficient cpu, " in f", {trainer['message'].split(': ', 1)[1]}"
+
+
+def test_explain_a_pod_waiting_on_permit():
+    """The gang lesson at 5 s: train-0 and train-1 are assumed on n1 and n2 and wait on
+    Coscheduling's Permit (the state's phase Waiting, waitingPods[...].plugins); the JSON outcome
+    stays "binding", waiting_on names the plugins; the text says what it waits for."""
+    args = (ROOT / "fixtures/20-gang-scheduling.yaml", "--plugins", ROOT / "docs/examples/coscheduling.py",
+            "--until", "5")
+    code, out, err = run(*args, "--json")
+    assert code == 0 and err == ""
+    pods = {p["pod"]: p for p in json.loads(out)["pods"]}
+    for name, node_name in (("default/train-0", "n1"), ("default/train-1", "n2")):
+        assert pods[name]["outcome"] == "binding" and pods[name]["node"] == node_name
+        assert pods[name]["waiting_on"] == ["Coscheduling"] and pods[name]["time"] == 0.0
+    assert pods["default/train-2"]["outcome"] == "pending" and pods["default/train-2"]["waiting_on"] is None
+    code, out, err = run(*args)
+    lines = out.splitlines()
+    assert lines[0] == "3 pods pending at the start (run until 5s): 0 bound, 2 binding, 1 pending"
+    assert "default/train-0: waiting on Permit (Coscheduling) on n1 (assumed at 0s, not bound yet)" in lines
+    assert "default/train-1: waiting on Permit (Coscheduling) on n2 (assumed at 0s, not bound yet)" in lines
+    # once the third member completes the quorum at 25 s, all three are bound: nothing waits
+    code, out, _ = run(*args[:3], "--json")
+    assert {p["outcome"] for p in json.loads(out)["pods"]} == {"bound"}
+    assert all(p["waiting_on"] is None for p in json.loads(out)["pods"])
+
+
+def test_explain_a_pod_binding_without_permit_has_no_waiting_on(tmp_path):
+    code, out, _ = run(scenario_file(tmp_path), "--until", "0.5", "--json")
+    web1 = next(p for p in json.loads(out)["pods"] if p["pod"] == "default/web-1")
+    assert web1["outcome"] == "binding" and web1["waiting_on"] is None
+    code, out, _ = run(scenario_file(tmp_path), "--until", "0.5", "--pod", "default/web-1")
+    assert out.splitlines()[2].startswith("default/web-1: binding to ")
 
 
 FLAKY_PLUGIN = '''
