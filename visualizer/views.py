@@ -81,6 +81,10 @@ def start_session(request):
                                              workload=request.POST.get("workload") or None)
             source = "" if imported else source
         session = runner.create_session(text, source)
+        if files is not None and imported and _report_first(text, source):
+            # an imported cluster with pending pods: the operator's question first (why is it
+            # pending?); the report links to the session page
+            return redirect("session-report", token=session.presenter_token)
     except uploads.LimitExceeded as e:
         return library(request, e.problems, pasted=pasted, status=413)
     except ScenarioError as e:
@@ -88,6 +92,19 @@ def start_session(request):
     except uploads.ClientGone:
         return HttpResponse(status=499)
     return redirect("session-presenter", token=session.presenter_token)
+
+
+REPORT_FIRST_MAX_NODES = 1000     # an import larger than this opens on the session page
+
+
+def _report_first(text, source) -> bool:
+    """Whether an import opens on its pending-pods report: it has pods pending at the start
+    (a cluster dump; a scheduler_perf workload creates its pods later) and is small enough for
+    the report's run to answer at once."""
+    from engine.explain import pending_at_start
+    scenario = runner.parsed_scenario(text, source or "<input>")
+    nodes = sum(1 for kind, _ in scenario.objects if kind == "Node")
+    return nodes <= REPORT_FIRST_MAX_NODES and bool(pending_at_start(scenario))
 
 
 def request_too_large(request, length):
@@ -232,6 +249,8 @@ def _session_page(request, session, role):
         "event_types": EVENT_TYPES,
         "exports": list(EXPORTS),
         "export_token": session.follower_token,   # same download; never print the presenter token
+        # relative, as changes/ and compare/: the presenter's page never prints its token
+        "report_url": "report/",
     })
     return render(request, "visualizer/session.html", ctx)
 
@@ -415,3 +434,142 @@ def session_compare(request, token, role="presenter"):
     elif request.method != "GET":
         return HttpResponse(status=405)
     return render(request, "visualizer/compare.html", ctx, status=status)
+
+
+# ---------------------------------------------------------------------- the pending-pods report (report.py)
+
+WHATIF_FORMS = ("yaml", "delete")
+
+
+def _publish_frame(session_id) -> None:
+    """Send the session's frame to every page of it (an injection made from the report)."""
+    from asgiref.sync import async_to_sync
+    from channels.layers import get_channel_layer
+    from visualizer import frames
+    from visualizer.consumers import group_name
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    version, panels = frames.render_frame(session_id)
+    async_to_sync(layer.group_send)(group_name(session_id),
+                                    {"type": "session.frame", "version": version, "panels": panels})
+
+
+def _whatif_form(request, c, role) -> dict | None:
+    """The what-if the report's GET asks for (``?whatif=add-node&like=X``,
+    ``?whatif=remove-node&node=Y``, ``?whatif=requests&pod=NS/NAME``), as the inject form it
+    prefills; None for none (or for a follower, who cannot change the session)."""
+    import yaml
+    from visualizer import report as rep
+    if role != "presenter":
+        return None
+    kind = request.GET.get("whatif")
+    engine = c["run"].stepper.engine
+    pod = request.GET.get("pod") or ""
+    if kind == "add-node":
+        like = request.GET.get("like") or (rep.best_node_to_copy(c, pod) if pod else None) or next(iter(engine.nodes), None)
+        if like not in engine.nodes:
+            return {"kind": kind, "problem": f"like: {like!r} is not a node of the cluster"}
+        manifest = rep.node_like(engine, like, rep.free_name(engine, like))
+        return {"kind": kind, "like": like, "pod": pod, "form": "yaml", "verb": "create",
+                "manifest": yaml.safe_dump(manifest, sort_keys=False, default_flow_style=False)}
+    if kind == "remove-node":
+        node = request.GET.get("node") or ""
+        if node not in engine.nodes:
+            return {"kind": kind, "problem": f"node: {node!r} is not a node of the cluster"}
+        return {"kind": kind, "node": node, "pod": pod, "form": "delete"}
+    if kind == "requests":
+        manifest = rep.pod_manifest(engine, pod)
+        if manifest is None:
+            return {"kind": kind, "problem": f"pod: {pod!r} is not a pod of the cluster"}
+        return {"kind": kind, "pod": pod, "form": "yaml", "verb": "update",
+                "manifest": yaml.safe_dump(manifest, sort_keys=False, default_flow_style=False)}
+    return None
+
+
+def _report(request, token, role):
+    from visualizer import report as rep
+    session = _session_for(token, role)
+    problems, status, posted = [], 200, None
+    if request.method == "POST":
+        if role != "presenter":
+            return HttpResponse("A follower's link cannot change the session.", status=403,
+                                content_type="text/plain; charset=utf-8")
+        form = request.POST.get("form")
+        if form not in WHATIF_FORMS:
+            problems, status = [f"form: {str(form)[:40]!r} is not one of {', '.join(WHATIF_FORMS)}"], 400
+        else:
+            msg = {"action": "inject", **{k: request.POST.get(k, "") for k in ("form", "verb", "manifest", "kind", "name")}}
+            try:
+                runner.control(session.pk, msg)
+            except runner.ControlError as e:
+                problems, status, posted = list(e.problems), 400, dict(msg)
+            except EngineError as e:
+                problems, status = [f"This session cannot be rebuilt here: {e}"], 503
+            else:
+                try:
+                    _publish_frame(session.pk)
+                except Exception:       # noqa: BLE001 - the pages catch up at their next frame
+                    pass
+                return redirect(reverse(f"{'session' if role == 'presenter' else 'follower'}-report", args=[token])
+                                + "?applied=1#report-changed")
+        session.refresh_from_db()
+    elif request.method != "GET":
+        return HttpResponse(status=405)
+    try:
+        ctx = rep.present(session)
+        c = rep.computed(session)
+    except (EngineError, ScenarioError) as e:
+        return render(request, "visualizer/session_unavailable.html", {
+            "session": session, "problems": getattr(e, "problems", None) or [str(e)], "notes": [],
+            "plugins": plugins.loaded(), "plugin_problems": plugins.problems()}, status=503)
+    whatif = _whatif_form(request, c, role)
+    if posted is not None:
+        whatif = {"kind": request.POST.get("whatif") or "", "form": posted.get("form"), "verb": posted.get("verb"),
+                  "manifest": posted.get("manifest"), "node": posted.get("name"), "pod": request.POST.get("pod", "")}
+    description = (c["scenario"].description or "").strip()
+    ctx.update({"session": session, "role": role, "token": token, "problems": problems, "whatif": whatif,
+                "description": markdown.render(description) if description else "",
+                "applied": request.GET.get("applied") == "1",
+                "session_url": reverse("session-presenter" if role == "presenter" else "session-follower", args=[token]),
+                "history_url": reverse("session-report-history" if role == "presenter" else "follower-report-history",
+                                       args=[token])})
+    return render(request, "visualizer/report.html", ctx, status=status)
+
+
+def session_report(request, token):
+    """The pending-pods report (visualizer.report): the presenter's, with the what-ifs."""
+    return _report(request, token, "presenter")
+
+
+def follower_report(request, token):
+    return _report(request, token, "follower")
+
+
+def _report_history(request, token, role):
+    """A pod's history in the report's run (to idle, with the session's injections)."""
+    from visualizer import report as rep
+    session = _session_for(token, role)
+    pod = request.GET.get("pod", "")
+    if not isinstance(pod, str) or not pod.strip() or len(pod) > history.MAX_POD_KEY:
+        ctx, status = {"history": {"pod": pod[:history.MAX_POD_KEY], "problem": "Name a pod: ?pod=namespace/name"}}, 400
+    else:
+        try:
+            c = rep.computed(session)
+            ctx = {"history": history.pod_history(c["run"], pod.strip())}
+            status = 200 if ctx["history"]["found"] else 404
+        except (EngineError, ScenarioError) as e:
+            ctx, status = {"history": {"pod": pod, "problem": f"This session cannot be rebuilt here: {e}"}}, 503
+    ctx["session_url"] = reverse("session-report" if role == "presenter" else "follower-report", args=[token])
+    ctx["back_text"] = "back to the report"
+    if request.htmx:
+        return render(request, "visualizer/partials/_pod_history.html", ctx)
+    return render(request, "visualizer/pod_history.html", ctx, status=status)
+
+
+def session_report_history(request, token):
+    return _report_history(request, token, "presenter")
+
+
+def follower_report_history(request, token):
+    return _report_history(request, token, "follower")

@@ -25,6 +25,8 @@ from tests.visualizer.test_changes import PLUGIN, SCENARIO  # noqa: E402
 # the role each page of a session serves (visualizer/urls.py)
 ROLES = {"session-presenter": "presenter", "session-changes": "presenter", "session-compare": "presenter",
          "pod-history-presenter": "presenter", "session-targets": "presenter",
+         "session-report": "presenter", "session-report-history": "presenter",
+         "follower-report": "follower", "follower-report-history": "follower",
          "session-follower": "follower", "follower-changes": "follower", "follower-compare": "follower",
          "pod-history-follower": "follower", "follower-targets": "follower"}
 
@@ -137,6 +139,11 @@ def test_from_a_follower_page_only_follower_pages_are_reached(reloaded, client):
         path = urlsplit(urljoin("http://testserver" + home, a["href"])).path
         if path.startswith(("/s/", "/w/")):
             assert role_of(path) in ("follower", None) and session.presenter_token not in path, a
+    report_path = follow(home, page, "data-report-link")
+    assert report_path == f"/w/{session.follower_token}/report/" and role_of(report_path) == "follower"
+    report_page = get(client, report_path)
+    assert session.presenter_token not in report_page and "data-whatif" not in report_page
+    assert follow(report_path, report_page, "data-back-to-session") == home
     history = get(client, f"/w/{session.follower_token}/history/?pod=default/a")
     assert session.presenter_token not in history
     assert f'href="{home}"' in history

@@ -1,0 +1,157 @@
+"""The pending-pods report of a session (issue 25): ``/s/<token>/report/`` lists every pod
+pending at the start with what happened to it in a run to idle, with kube-scheduler's FitError
+summary, the rejecting plugins and the events that would retry it; what-ifs inject a cluster
+event through the inject form's code path and the report runs again."""
+import gzip
+import html
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from engine import Scenario
+from engine.explain import explain
+from tests.engine.test_cli_explain import BIG_MESSAGE, SCENARIO
+from visualizer import report, runner
+from visualizer.models import Session
+
+ROOT = Path(__file__).resolve().parents[2]
+DUMP = ROOT / "tests" / "engine" / "importers" / "data" / "cluster-dump.yaml.gz"
+
+
+@pytest.fixture(autouse=True)
+def fresh_report_cache():
+    report.clear()
+    yield
+    report.clear()
+
+
+def text_of(response) -> str:
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", response.content.decode())))
+
+
+def pod_block(page: str, key: str) -> str:
+    """The HTML of the report's entry for ``key`` (the article or row carrying data-report-pod)."""
+    m = re.search(r'<(article|tr|li)[^>]*data-report-pod="%s"[^>]*>(.*?)</\1>' % re.escape(key), page, re.S)
+    assert m, f"{key} not in the report"
+    return m.group(0)
+
+
+@pytest.fixture
+def session():
+    return runner.create_session(yaml.safe_dump(SCENARIO, sort_keys=False))
+
+
+@pytest.mark.django_db
+def test_the_report_lists_every_pod_pending_at_the_start_with_its_outcome(client, session):
+    response = client.get(f"/s/{session.presenter_token}/report/")
+    assert response.status_code == 200
+    page = html.unescape(response.content.decode())
+    expected = explain(Scenario.from_text(session.scenario_text))      # the CLI's report
+    keys = set(re.findall(r'data-report-pod="([^"]+)"', page))
+    assert keys == {p["pod"] for p in expected["pods"]} == {"default/web-1", "default/web-2", "default/big",
+                                                             "default/theirs"}
+    for p in expected["pods"]:
+        assert f'data-report-pod="{p["pod"]}" data-outcome="{p["outcome"]}"' in page
+    big = pod_block(page, "default/big")
+    # kube-scheduler v1.28's FitError wording (tests/engine/test_cli_explain.py derives it)
+    assert f'<p class="fit-error" data-fit-error>{BIG_MESSAGE}</p>' in big
+    assert "TaintToleration, NodeResourcesFit" in big or "NodeResourcesFit, TaintToleration" in big
+    assert "<code>Pod/Delete</code> <code>Node/Add|Update</code>" in big
+    web1 = pod_block(page, "default/web-1")
+    assert re.search(r"data-bound-node>n[12]<", web1)
+    theirs = pod_block(page, "default/theirs")
+    assert "not ours (my-scheduler)" in text_of(type("R", (), {"content": theirs.encode()}))
+    summary = text_of(client.get(f"/s/{session.presenter_token}/report/"))
+    assert "4 pods were pending at the start" in summary
+    assert "2 bound" in summary and "1 still pending" in summary and "1 not ours" in summary
+
+
+@pytest.mark.django_db
+def test_a_node_like_x_what_if_makes_the_pending_pod_fit_and_is_recorded_with_the_session(client, session):
+    base = f"/s/{session.presenter_token}/report/"
+    form = client.get(base + "?whatif=add-node&like=n1&pod=default/big")
+    assert form.status_code == 200
+    manifest = re.search(r"<textarea[^>]*data-whatif-manifest>(.*?)</textarea>", form.content.decode(), re.S)
+    node = yaml.safe_load(html.unescape(manifest.group(1)))
+    assert node["metadata"]["name"] == "n1-whatif-1"
+    assert node["metadata"]["labels"]["kubernetes.io/hostname"] == "n1-whatif-1"
+    assert node["status"]["allocatable"]["cpu"] == "2"
+    node["status"]["allocatable"]["cpu"] = "4"            # the operator edits the copy
+    response = client.post(base, {"form": "yaml", "verb": "create", "manifest": yaml.safe_dump(node),
+                                  "whatif": "add-node", "pod": "default/big"})
+    assert response.status_code == 302 and response["Location"].startswith(base)
+    row = Session.objects.get(pk=session.pk)
+    assert [(i["verb"], i["body"]["metadata"]["name"]) for i in row.injections] == [("create", "n1-whatif-1")]
+    page = html.unescape(client.get(response["Location"]).content.decode())
+    big = pod_block(page, "default/big")
+    assert 'data-outcome="bound"' in big and "n1-whatif-1" in big and "was pending" in big
+    assert re.search(r"data-now-fit>.*default/big.*n1-whatif-1", page, re.S)
+    # the session page shows the same run: its head has the injection
+    with runner.open_live(session.pk) as live:
+        assert "n1-whatif-1" in live.stepper.engine.nodes
+
+
+@pytest.mark.django_db
+def test_a_requests_what_if_is_an_update_of_the_pending_pod(client, session):
+    base = f"/s/{session.presenter_token}/report/"
+    form = client.get(base + "?whatif=requests&pod=default/big").content.decode()
+    pod = yaml.safe_load(html.unescape(re.search(r"data-whatif-manifest>(.*?)</textarea>", form, re.S).group(1)))
+    assert pod["metadata"]["name"] == "big" and "status" not in pod
+    pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "1"
+    response = client.post(base, {"form": "yaml", "verb": "update", "manifest": yaml.safe_dump(pod)})
+    assert response.status_code == 302
+    page = html.unescape(client.get(response["Location"]).content.decode())
+    assert 'data-report-pod="default/big" data-outcome="bound"' in page
+
+
+@pytest.mark.django_db
+def test_a_remove_node_what_if_and_a_bad_manifest(client, session):
+    base = f"/s/{session.presenter_token}/report/"
+    assert 'name="name" value="n2"' in client.get(base + "?whatif=remove-node&node=n2").content.decode()
+    bad = client.post(base, {"form": "yaml", "verb": "create", "manifest": "kind: Node\nmetadata: {}\n"})
+    assert bad.status_code == 400
+    assert "The what-if was not applied" in text_of(bad)
+    assert Session.objects.get(pk=session.pk).injections == []
+    response = client.post(base, {"form": "delete", "kind": "Node", "name": "n2"})
+    assert response.status_code == 302
+    page = html.unescape(client.get(response["Location"]).content.decode())
+    # with n2 gone, web-1 and web-2 (500m each) share n1; big still fits nowhere
+    assert page.count('data-outcome="bound"') == 2
+    assert re.findall(r"data-bound-node>([^<]+)<", page) == ["n1", "n1"]
+    assert "0/2 nodes are available" in pod_block(page, "default/big")
+
+
+@pytest.mark.django_db
+def test_a_follower_reads_the_report_but_cannot_change_the_session(client, session):
+    base = f"/w/{session.follower_token}/report/"
+    page = client.get(base + "?whatif=add-node&like=n1").content.decode()
+    assert "data-report-pod" in page and "data-whatif" not in page and session.presenter_token not in page
+    assert client.post(base, {"form": "delete", "kind": "Node", "name": "n2"}).status_code == 403
+    assert Session.objects.get(pk=session.pk).injections == []
+
+
+@pytest.mark.django_db
+def test_a_pods_history_in_the_report_is_its_whole_run(client, session):
+    # the session page has not moved (position 0): the report's history still shows the cycles
+    response = client.get(f"/s/{session.presenter_token}/report/history/?pod=default/big", HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    page = html.unescape(response.content.decode())
+    assert "data-history-cycle" in page and BIG_MESSAGE.split(" preemption:")[0] in page
+    assert client.get(f"/s/{session.presenter_token}/report/history/?pod=default/nope").status_code == 404
+
+
+@pytest.mark.django_db
+def test_a_cluster_dump_upload_opens_on_its_report(client):
+    text = gzip.decompress(DUMP.read_bytes()).decode()
+    response = client.post("/sessions/", {"scenario_file": SimpleUploadedFile("cluster-dump.yaml", text.encode())})
+    session = Session.objects.get()
+    assert response["Location"] == f"/s/{session.presenter_token}/report/"
+    page = client.get(response["Location"])
+    assert page.status_code == 200
+    body = text_of(page)
+    assert "Why pending" in body and "the import report" in body
+    assert re.search(r"batch/volcano-task-0 ?: not ours \(volcano\)", body)
+    assert f'href="/s/{session.presenter_token}/"' in page.content.decode()    # on to the session
