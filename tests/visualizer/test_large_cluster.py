@@ -7,10 +7,11 @@ import re
 import pytest
 
 from visualizer import presenters, runner
+from visualizer.panels.nodes import NODE_CARD_MAX
 
 pytestmark = pytest.mark.django_db
 
-NODES = 70   # above NODE_CARD_LIMIT: the overview
+NODES = 70   # above NODE_CARD_LIMIT (12): the overview
 
 
 def scenario_text(nodes=NODES, pods=25) -> str:
@@ -110,6 +111,53 @@ def test_a_small_cluster_keeps_its_cards_and_the_search_narrows_them():
     assert not nodes["overview"] and len(nodes["cards"]) == 12
     narrowed = context(session, {"label": "disk=ssd"})["nodes"]
     assert [c["name"] for c in narrowed["cards"]] == ["n00", "n05", "n10"] and narrowed["matched"] == 3
+
+
+@pytest.mark.parametrize("count, default", [(1, "cards"), (presenters.NODE_CARD_LIMIT, "cards"),
+                                            (presenters.NODE_CARD_LIMIT + 1, "overview"), (40, "overview")])
+def test_the_overview_is_the_default_above_a_dozen_nodes(count, default):
+    session = runner.create_session(scenario_text(nodes=count, pods=1), "cluster.json")
+    runner.control(session.pk, {"action": "step-cycle"})
+    nodes = context(session)["nodes"]
+    assert (nodes["mode"], nodes["default_mode"], nodes["overview"]) == (default, default, default == "overview")
+    assert bool(nodes["cards"]) == (default == "cards") and nodes["total"] == count
+
+
+def test_each_page_may_show_a_small_cluster_as_an_overview_and_a_mid_size_one_as_cards():
+    from django.template.loader import render_to_string
+    small = runner.create_session(scenario_text(nodes=3, pods=1), "small.json")
+    runner.control(small.pk, {"action": "step-cycle"})
+    as_overview = context(small, presenters.normalize_view({"nodes": "overview"}))
+    assert as_overview["nodes"]["overview"] and len(cells(as_overview)) == 3 and as_overview["nodes"]["cards"] == []
+    html = render_to_string("visualizer/partials/_nodes.html", as_overview)
+    assert 'data-node-mode="overview"' in html and "data-node-overview" in html
+    assert re.search(r'data-node-mode-set="overview" aria-pressed="true"', html)
+    assert re.search(r"""data-view-set='\{"nodes": "cards"\}' data-node-mode-set="cards" aria-pressed="false" title="the default""", html)
+
+    mid = runner.create_session(scenario_text(nodes=40, pods=2), "mid.json")
+    runner.control(mid.pk, {"action": "step-cycle"})
+    as_cards = context(mid, presenters.normalize_view({"nodes": "cards", "label": "disk=ssd"}))["nodes"]
+    assert not as_cards["overview"] and as_cards["mode"] == "cards" and as_cards["default_mode"] == "overview"
+    assert [c["name"] for c in as_cards["cards"]] == [f"n{i:02d}" for i in range(0, 40, 5)]   # the filter narrows them
+    assert len(context(mid, {"nodes": "cards"})["nodes"]["cards"]) == 40
+    # the page's choice is its own: without it, the default
+    assert context(mid)["nodes"]["overview"]
+
+
+def test_cards_are_refused_above_the_most_a_frame_may_hold():
+    from django.template.loader import render_to_string
+    session = runner.create_session(scenario_text(nodes=NODE_CARD_MAX + 1, pods=1), "large.json")
+    runner.control(session.pk, {"action": "step-cycle"})
+    ctx = context(session, {"nodes": "cards"})
+    assert ctx["nodes"]["overview"] and ctx["nodes"]["cards"] == [] and not ctx["nodes"]["cards_allowed"]
+    html = render_to_string("visualizer/partials/_nodes.html", ctx)
+    assert re.search(r'data-node-mode-set="cards" aria-pressed="false" disabled', html)
+
+
+def test_the_nodes_mode_is_part_of_a_pages_own_view():
+    assert presenters.normalize_view({"nodes": "overview"}) == {"nodes": "overview"}
+    assert presenters.normalize_view({"nodes": "cards"}) == {"nodes": "cards"}
+    assert presenters.normalize_view({"nodes": "table"}) == {}
 
 
 def test_the_filter_matrix_shows_every_evaluated_node_by_page_and_outcome():

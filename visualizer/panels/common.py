@@ -143,8 +143,9 @@ VIEW_TEXT_MAX = 200
 def normalize_view(raw) -> dict:
     """A page's own view of the session (visualizer.consumers keeps one per socket), from the
     fields its forms sent: the page of each queue column, of the pods of another scheduler
-    (``page-notOurs``) and of the Filter matrix, the matrix's outcome filter, the node
-    overview's search, label filter, colour resource and selected node. Anything else, or out of range, falls back to the default: the page shows the same
+    (``page-notOurs``) and of the Filter matrix, the matrix's outcome filter, the nodes panel's
+    mode (``nodes``: ``cards`` or ``overview``), the node overview's search, label filter,
+    colour resource and selected node. Anything else, or out of range, falls back to the default: the page shows the same
     moment to everyone, only the window onto it differs."""
     raw = raw if isinstance(raw, dict) else {}
     view = {}
@@ -170,6 +171,8 @@ def normalize_view(raw) -> dict:
         view["outcome"] = text("outcome")
     if text("colour") in HEAT_RESOURCES[1:]:
         view["colour"] = text("colour")
+    if text("nodes") in ("cards", "overview"):
+        view["nodes"] = text("nodes")
     for key in ("find", "label", "node"):
         if text(key):
             view[key] = text(key)

@@ -1,6 +1,7 @@
 """The nodes panel (templates/visualizer/partials/_nodes.html, one card per node in
-_node_card.html): the node cards of a small cluster, the node overview of a large one (its
-search by name, label filter, colour resource and selected node), and the custom resources."""
+_node_card.html): the node cards of a small cluster, the node overview of a larger one (its
+search by name, label filter, colour resource and selected node), and the custom resources.
+Each page may switch between the two (its own view's ``nodes``: ``cards`` or ``overview``)."""
 from __future__ import annotations
 
 from html import escape as html_escape
@@ -13,7 +14,8 @@ from visualizer.formatting import seconds
 from visualizer.panels.common import HEAT_RESOURCES, quantity
 from visualizer.panels.log import summary
 
-NODE_CARD_LIMIT = 60      # up to this many nodes: one card per node; above: the node overview
+NODE_CARD_LIMIT = 12      # up to this many nodes: one card per node by default; above: the node overview
+NODE_CARD_MAX = 100       # the most nodes a page may ask to see as cards (a frame of cards costs its size)
 MATCH_LIMIT = 20          # nodes listed by a search of the node overview
 _LANDING = frozenset(("CycleEnd", "Bound", "PodDeleted", "BindFailed"))
 
@@ -54,11 +56,12 @@ def _label_matcher(expr: str):
 
 
 def nodes(live, mom, view=None) -> dict:
-    """The cluster panel. Up to NODE_CARD_LIMIT nodes: one card per node (requested vs
-    allocatable, bound, binding, terminating and nominated pods). Above: the node overview,
-    one small cell per node coloured by requested/allocatable of the chosen resource, with the
-    search by name, the label filter and the card of the selected node. The search and the
-    label filter narrow the cards of a small cluster too."""
+    """The cluster panel. Up to NODE_CARD_LIMIT nodes, by default: one card per node
+    (requested vs allocatable, bound, binding, terminating and nominated pods). Above: the node
+    overview, one small cell per node coloured by requested/allocatable of the chosen resource,
+    with the search by name, the label filter and the card of the selected node. The page's
+    view may ask for either (``nodes``: ``overview`` for a small cluster, ``cards`` for one of
+    up to NODE_CARD_MAX nodes). The search and the label filter narrow the cards too."""
     view = view or {}
     engine = live.stepper.engine
     now = int(round(mom["time"] * US))
@@ -141,9 +144,15 @@ def nodes(live, mom, view=None) -> dict:
             "nominated": nominated_pods,
         }
 
+    default = "overview" if len(infos) > NODE_CARD_LIMIT else "cards"
+    mode = view.get("nodes") or default
+    if mode == "cards" and len(infos) > NODE_CARD_MAX:
+        mode = "overview"
     out = {"total": len(infos), "not_started": live.position == 0 and not infos, "find": find,
            "label": view.get("label", ""), "filtering": filtering, "colour": view.get("colour", "cpu"),
-           "resources": HEAT_RESOURCES, "overview": len(infos) > NODE_CARD_LIMIT, "custom": custom_objects(mom)}
+           "resources": HEAT_RESOURCES, "overview": mode == "overview", "custom": custom_objects(mom),
+           "mode": mode, "default_mode": default, "cards_allowed": len(infos) <= NODE_CARD_MAX,
+           "card_max": NODE_CARD_MAX, "modes": (("cards", "Cards"), ("overview", "Overview"))}
     if not out["overview"]:
         picked = [ni for ni in infos if matches(ni)] if filtering else infos
         out.update(cards=[card(ni) for ni in picked], matched=len(picked), hidden=0)
