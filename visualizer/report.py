@@ -31,6 +31,7 @@ from visualizer.formatting import seconds
 REPORT_MAX_EVENTS = 300_000      # trace events of one report run (bounded memory); it says so when cut
 CACHE_SIZE = 4                   # report runs kept in this process
 NODE_LIMIT = 2000                # nodes offered in the what-if forms' lists
+LIKE_LIMIT = 50                  # pending pods whose "a node like X" link names X
 
 _cache: OrderedDict = OrderedDict()
 _lock = threading.Lock()
@@ -123,6 +124,8 @@ def present(row) -> dict:
     pods = [_pod_view(p, before.get(p["pod"])) for p in report["pods"]]
     groups = {o.replace("-", "_"): [p for p in pods if p["outcome"] == o]
               for o in ("pending", "binding", "bound", "deleted", "not-ours")}
+    for p in groups["pending"][:LIKE_LIMIT]:
+        p["like"], p["like_fit_only"] = best_node_to_copy(c, p["pod"], with_reason=True)
     changed = [p for p in pods if "before" in p]
     now_fit = [p for p in changed if p["outcome"] in ("bound", "binding") and p["before"]["outcome"] == "pending"]
     engine = c["run"].stepper.engine
@@ -199,20 +202,23 @@ def pod_manifest(engine, key: str) -> dict | None:
     return src
 
 
-def best_node_to_copy(c, pod_key: str) -> str | None:
+def best_node_to_copy(c, pod_key: str, with_reason: bool = False):
     """The node a "node like X" what-if starts from for a pending pod: among the nodes its last
     cycle's Filter rejected only for resources (NodeResourcesFit), the largest; else the largest
-    node (by allocatable cpu, then memory)."""
+    node (by allocatable cpu, then memory). ``with_reason``: ``(node, whether it only lacked
+    resources)``."""
     engine = c["run"].stepper.engine
     if not engine.nodes:
-        return None
+        return (None, False) if with_reason else None
     only_fit = _nodes_rejected_only_by_fit(c["run"], pod_key)
 
     def size(name):
         a = getattr(engine.nodes[name], "allocatable", None) or {}
         return (a.get("cpu", 0) or 0, a.get("memory", 0) or 0)
-    pool = [n for n in only_fit if n in engine.nodes] or list(engine.nodes)
-    return max(pool, key=lambda n: (size(n), [-ord(ch) for ch in n]))
+    fit_only = [n for n in only_fit if n in engine.nodes]
+    pool = fit_only or list(engine.nodes)
+    best = max(pool, key=lambda n: (size(n), [-ord(ch) for ch in n]))
+    return (best, bool(fit_only)) if with_reason else best
 
 
 def _nodes_rejected_only_by_fit(run: ReportRun, pod_key: str) -> list:
