@@ -28,7 +28,7 @@ from engine import compare as cmp
 from engine.explain import explain_events
 from visualizer.formatting import seconds
 
-REPORT_MAX_EVENTS = 300_000      # trace events of one report run (bounded memory); it says so when cut
+REPORT_MAX_EVENTS = 2_000_000    # trace events of one report run (bounded memory and time: bench/report.py); it says so when cut
 CACHE_SIZE = 4                   # report runs kept in this process
 NODE_LIMIT = 2000                # nodes offered in the what-if forms' lists
 LIKE_LIMIT = 50                  # pending pods whose "a node like X" link names X

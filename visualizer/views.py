@@ -94,7 +94,7 @@ def start_session(request):
     return redirect("session-presenter", token=session.presenter_token)
 
 
-REPORT_FIRST_MAX_NODES = 1000     # an import larger than this opens on the session page
+REPORT_FIRST_MAX_NODES = 200      # an import larger than this opens on the session page (bench/report.py)
 
 
 def _report_first(text, source) -> bool:
