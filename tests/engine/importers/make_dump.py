@@ -15,7 +15,13 @@ another scheduler, a pod being deleted, PriorityClasses (the system ones include
 Pods are placed by a first-fit that respects requests, taints and node selectors, so the dump is
 consistent the way a real one is; nothing here looks at what the importer does.
 
-    python tests/engine/importers/make_dump.py [--seed 7] [--json] > dump.yaml
+``--more-reasons`` (``make_dump(seed, more_reasons=True)``) appends three more pending pods, for
+reasons the default dump has not: one asking more memory than the nodes its selector picks have,
+one selecting the tainted batch nodes without tolerating their taint, and a high-priority one
+that fits on a batch node only by preempting batch-low jobs. Without it the output is what it
+always was (the stored data/cluster-dump.yaml.gz is seed 7 without it).
+
+    python tests/engine/importers/make_dump.py [--seed 7] [--json] [--more-reasons] > dump.yaml
 """
 from __future__ import annotations
 
@@ -278,6 +284,23 @@ class Gen:
         return "".join(self.r.choice("bcdfghjklmnpqrstvwxz2456789") for _ in range(n))
 
     # ------------------------------------------------------------- workloads
+    def more_reasons(self):
+        """Three more pending pods (after every other object, so the rest of the dump is the
+        same as without them)."""
+        self.pod("cache-warmer", "default", [self.container("warmer", "redis:7.2", 100, 80 * 1024)], phase="Pending",
+                 labels={"app": "warmer"}, extra_spec={"nodeSelector": {"workload": "memory"}},
+                 pending_reason="0/21 nodes are available: 3 Insufficient memory.")
+        self.pod("batch-intruder", "default", [self.container("job", "example.com/job:1", 100, 128)], phase="Pending",
+                 labels={"app": "intruder"}, extra_spec={"nodeSelector": {"workload": "batch"}},
+                 pending_reason="0/21 nodes are available: 3 node(s) had untolerated taint {dedicated: batch}.")
+        self.pod("urgent-report", "batch", [self.container("report", "example.com/report:3", 7500, 1024, limits=False)],
+                 phase="Pending", labels={"app": "urgent-report"}, priority_class="business-critical",
+                 extra_spec={"restartPolicy": "Never", "tolerations": [{"key": "dedicated", "operator": "Equal",
+                                                                         "value": "batch", "effect": "NoSchedule"}],
+                             "nodeSelector": {"workload": "batch"}},
+                 pending_reason="0/21 nodes are available: 3 Insufficient cpu.")
+        return self.items
+
     def build(self):
         self.priority_classes()
         nss = ["kube-system", "default", "web", "data", "batch", "monitoring"]
@@ -468,8 +491,11 @@ class Gen:
                                              "lastTransitionTime": ts(T0), "message": "", "observedGeneration": 1}]}})
 
 
-def make_dump(seed=7):
-    items = Gen(seed).build()
+def make_dump(seed=7, more_reasons=False):
+    gen = Gen(seed)
+    items = gen.build()
+    if more_reasons:
+        items = gen.more_reasons()
     return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
 
 
@@ -488,8 +514,10 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--json", action="store_true", help="kubectl -o json instead of -o yaml")
+    ap.add_argument("--more-reasons", action="store_true",
+                    help="append three more pending pods (memory, an untolerated taint, a preemption)")
     args = ap.parse_args(argv)
-    dump = make_dump(args.seed)
+    dump = make_dump(args.seed, more_reasons=args.more_reasons)
     if args.json:
         json.dump(dump, sys.stdout, indent=4)
         sys.stdout.write("\n")
