@@ -155,3 +155,48 @@ def test_a_cluster_dump_upload_opens_on_its_report(client):
     assert "Why pending" in body and "the import report" in body
     assert re.search(r"batch/volcano-task-0 ?: not ours \(volcano\)", body)
     assert f'href="/s/{session.presenter_token}/"' in page.content.decode()    # on to the session
+
+
+HELD_OUT_SEED = 23      # a dump no other test uses
+
+
+@pytest.mark.django_db
+def test_a_held_out_dump_the_report_lists_exactly_its_pending_pods_as_engine_explain_does(client, tmp_path):
+    import io
+    import json
+    from contextlib import redirect_stdout
+
+    from engine.cli import main as cli
+    from tests.engine.importers.make_dump import make_dump, to_yaml
+    text = to_yaml(make_dump(HELD_OUT_SEED, more_reasons=True))
+    docs = yaml.safe_load(text)
+    pods = [o for o in docs["items"] if o.get("kind") == "Pod"]
+    # pending in the dump, as the scheduler sees it: no node, not finished, not being deleted
+    expected = {f'{p["metadata"].get("namespace", "default")}/{p["metadata"]["name"]}' for p in pods
+                if not (p.get("spec") or {}).get("nodeName")
+                and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+                and not p["metadata"].get("deletionTimestamp")}
+    assert len(expected) >= 5
+    response = client.post("/sessions/", {"scenario_file": SimpleUploadedFile("held-out.yaml", text.encode())})
+    assert response.status_code == 302 and response["Location"].endswith("/report/")
+    page = html.unescape(client.get(response["Location"]).content.decode())
+    shown = dict(re.findall(r'data-report-pod="([^"]+)" data-outcome="([^"]+)"', page))
+    assert set(shown) == expected
+    # the CLI on the same file: the same pods, outcomes and FitError messages
+    path = tmp_path / "held-out.yaml"
+    path.write_text(text)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        cli(["explain", str(path), "--json"])
+    cli_report = json.loads(out.getvalue())
+    assert {p["pod"]: p["outcome"] for p in cli_report["pods"]} == shown
+    pending = [p for p in cli_report["pods"] if p["outcome"] == "pending"]
+    assert pending, "the held-out dump keeps some pods pending"
+    for p in pending:
+        block = pod_block(page, p["pod"])
+        if p["message"] is None:        # a gated pod (make_dump's waiting-for-quota): never tried
+            assert p["attempts"] == 0 and p["plugins"] == ["SchedulingGates"]
+            assert "data-never-attempted>Never attempted: it waits for its scheduling gates" in block
+            continue
+        assert f"data-fit-error>{p['message']}</p>" in block
+        assert p["message"].startswith(f"0/{sum(1 for o in docs['items'] if o.get('kind') == 'Node')} nodes are available: ")
