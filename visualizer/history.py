@@ -4,6 +4,11 @@ Each cycle is built by ``panels.cycle.cycle_at`` (the same Filter matrix, with e
 code, and the same score table, raw → normalised → weighted, as the Current cycle panel), plus
 what followed it for this pod: the binding's result and the pod's next queue move.  Like every
 panel, it returns plain dicts and never reads beyond the position the session shows.
+
+The history leads with kube-scheduler's own summary (``summary``): the outcome of the pod's
+latest cycle and, when its last revealed ``CycleEnd`` did not schedule it, that event's message
+(upstream's ``FitError.Error()``: ``0/40 nodes are available: ...``) and its
+``unschedulablePlugins``; for a pod of another scheduler, that it is not ours.
 """
 from __future__ import annotations
 
@@ -85,16 +90,51 @@ def pod_history(live, pod_key: str) -> dict:
             c["bound"] = after[i]["bound"]
         cycles.append(c)
     info = st.state()["pods"].get(pod_key)
+    pod = st.engine.pods.get(pod_key)
+    scheduler = pod.scheduler_name if pod is not None else None
     state = None
     if info is not None and st.at_unit_boundary:   # mid-unit, the engine's state is ahead of the page
         state = {"phase": info.get("phase"), "node": info.get("nodeName"), "queue": info.get("queue"),
                  "attempts": info.get("attempts"), "nominated": info.get("nominatedNodeName"),
                  "plugins": info.get("unschedulablePlugins") or [], "gated": info.get("gated", False)}
     return {"pod": pod_key, "found": bool(own) or info is not None, "position": position,
+            "summary": summary(cycles, scheduler, sorted(st.engine.frameworks)),
             "claims": pod_claims(st, pod_key),
             "time": seconds(events[position - 1]["time"]) if position else "0",
             "cycles": cycles, "total": len(starts), "hidden": max(0, len(starts) - HISTORY_CYCLES),
             "errors": sum(len(c.get("errors") or []) for c in cycles), "state": state}
+
+
+def summary(cycles: list, scheduler: str | None, profiles: list) -> dict:
+    """What kube-scheduler would say about the pod, first: ``outcome`` (``not-ours``, ``none``
+    (no cycle yet), ``skipped``, ``in-cycle``, ``scheduled``, ``bound``, ``bind-failed`` or the
+    failed cycle's result, ``Unschedulable`` or ``Error``), the ``cycle`` it is about, and from
+    the last revealed CycleEnd that did not schedule the pod its ``message`` (the FitError
+    message), ``plugins`` (its unschedulablePlugins) and ``nominated`` node."""
+    out = {"outcome": "none", "cycle": None, "message": "", "plugins": [], "nominated": None,
+           "scheduler": scheduler, "profiles": profiles, "failed": None}
+    if scheduler is not None and scheduler not in profiles:
+        out["outcome"] = "not-ours"
+        return out
+    if not cycles:
+        return out
+    last = cycles[-1]
+    out["cycle"] = last
+    if last["skipped"]:
+        out["outcome"] = "skipped"
+    elif last["end"] is None:
+        out["outcome"] = "in-cycle"
+    elif last["end"]["result"] == "Scheduled":
+        bound = last.get("bound")
+        out["outcome"] = ("bind-failed" if bound["failed"] else "bound") if bound else "scheduled"
+    else:
+        out["outcome"] = last["end"]["result"]
+    # the latest CycleEnd revealed: if it did not schedule the pod, its FitError and plugins
+    ended = next((c for c in reversed(cycles) if not c["skipped"] and c["end"] is not None), None)
+    if ended is not None and ended["end"]["result"] != "Scheduled":
+        out.update(message=ended["end"]["message"], plugins=list(ended["end"]["plugins"]),
+                   nominated=ended["end"]["nominated_node"], failed=ended)
+    return out
 
 
 def pod_claims(st, pod_key: str) -> list:

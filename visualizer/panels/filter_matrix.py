@@ -31,9 +31,12 @@ def matrix(nodes: list, plugins: list, cells: dict) -> dict:
 
 
 def _fill_cells(row: dict) -> None:
-    """A Filter-matrix row's cells (_result of each call, None where the plugin did not run)."""
+    """A Filter-matrix row's cells (_result of each call, None where the plugin did not run),
+    and ``deciding``: the cell of the plugin that rejected the node (the first call that did
+    not pass; the framework runs no Filter plugin after it), None for a feasible node."""
     if "cells" not in row:
         row["cells"] = [_result(c) if c is not None else None for c in row["calls"]]
+        row["deciding"] = next((c for c in row["cells"] if c is not None and not c["ok"]), None)
 
 
 def filter_window(cycle: dict | None, view=None) -> None:

@@ -21,6 +21,24 @@ def camelbreak(value, autoescape=True):
     return mark_safe(_CAMEL.sub("<wbr>", str(text)))
 
 
+NAME_PART_MAX = 20     # a part of a dotted name longer than this may break inside too
+
+
+@register.filter(needs_autoescape=True)
+def dotbreak(value, autoescape=True):
+    """``value`` escaped, in parts that end at its dots, with a line-break opportunity
+    (``<wbr>``) after each dot: a long node name (``ip-10-0-0-11.eu-west-1.compute.internal``)
+    wraps in a narrow table column at its dots, never inside ``ip-10-0-0-11.``, without
+    changing the text (a part longer than NAME_PART_MAX may still break inside)."""
+    text = str(value)
+    parts = re.findall(r"[^.]*\.|[^.]+$", text) or [text]
+    out = []
+    for part in parts:
+        esc = conditional_escape(part) if autoescape else part
+        out.append(f'<span class="name-part">{esc}</span>' if len(part) <= NAME_PART_MAX else str(esc))
+    return mark_safe("<wbr>".join(out))
+
+
 _NOT_IDENT = re.compile(r"[^A-Za-z0-9_-]")
 
 
