@@ -111,3 +111,15 @@ def test_the_history_of_a_pending_pod_leads_with_its_fit_error_and_fits_its_draw
     # closed, the page is as it was
     page.locator("[data-history-close]").click()
     expect(page.locator("[data-pod-history-dock]")).to_be_hidden()
+
+    # 40 nodes: the node overview by default; Cards shows this page a card per node, and back
+    mode = page.locator("[data-node-mode]")
+    expect(mode).to_have_attribute("data-node-mode", "overview")
+    expect(page.locator("[data-node-overview] [data-heat] i[data-n]")).to_have_count(NODES)
+    mode.locator('[data-node-mode-set="cards"]').click()
+    expect(page.locator("#panel-nodes .node-grid [data-node]")).to_have_count(NODES)
+    expect(page.locator('[data-node-mode-set="cards"]')).to_have_attribute("aria-pressed", "true")
+    s.step("step-event")                                # the page keeps its choice across frames
+    expect(page.locator("#panel-nodes .node-grid [data-node]")).to_have_count(NODES)
+    page.locator('[data-node-mode-set="overview"]').click()
+    expect(page.locator("[data-node-overview]")).to_be_visible()
