@@ -190,18 +190,24 @@ class FitError(Exception):
         return (FitError, (self.pod, self.num_all_nodes, self.diagnosis), self.__dict__)
 
     def message(self) -> str:
-        """FitError.Error(): "0/N nodes are available: <histogram>." plus PostFilterMsg."""
-        reasons_msg = ""
+        """FitError.Error() (pkg/scheduler/framework/types.go, v1.28.0): ``"0/N nodes are
+        available:"``, then each part that is not empty as ``SeparatorFormat`` (``" %v."``): the
+        PreFilter message, or else the histogram of the nodes' reasons (``"<count> <reason>"``,
+        sorted as strings, joined by ``", "``); then the PostFilter message. DefaultPreemption's
+        message is itself a FitError's (``"preemption: 0/N nodes are available: ... ."``), so
+        kube-scheduler's message ends in ``".."`` after a failed preemption, as in
+        types_test.go's TestFitError_Error and the FailedScheduling events of real clusters."""
         d = self.diagnosis
+        msg = f"0/{self.num_all_nodes} nodes are available:"
         if d.pre_filter_msg:
-            reasons_msg = d.pre_filter_msg
+            msg += f" {d.pre_filter_msg}."
         else:
             hist: dict = {}
             for status in d.node_to_status_map.values():
                 for r in status.reasons:
                     hist[r] = hist.get(r, 0) + 1
-            reasons_msg = ", ".join(sorted(f"{c} {r}" for r, c in hist.items()))
-        msg = f"0/{self.num_all_nodes} nodes are available: {reasons_msg}."
+            if hist:
+                msg += " " + ", ".join(sorted(f"{c} {r}" for r, c in hist.items())) + "."
         if d.post_filter_msg:
-            msg += " " + d.post_filter_msg
+            msg += f" {d.post_filter_msg}."
         return msg

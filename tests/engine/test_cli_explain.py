@@ -62,13 +62,11 @@ SCENARIO = {
 # "preemption: " + the same format over its own statuses (preemption.go: "Preemption is not
 # helpful for scheduling" for an UnschedulableAndUnresolvable node, "No preemption victims found
 # for incoming pod" for the others).
-# Known difference: upstream's " %v." also puts a "." after the PostFilter message, which ends
-# with its own FitError's ".", so kube-scheduler's message ends with ".."; the engine's
-# FitError.message (engine/framework/types.py) does not add it, and BIG_MESSAGE is the engine's
-# (test_explain_dump.py pins upstream's exact message with a strict xfail).
+# The " %v." after the PostFilter message follows DefaultPreemption's own FitError message,
+# which ends with "." already: kube-scheduler's message ends with ".." (test_explain_dump.py).
 BIG_MESSAGE = ("0/3 nodes are available: 1 node(s) had untolerated taint {gpu: true}, 2 Insufficient cpu. "
                "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, "
-               "2 No preemption victims found for incoming pod.")
+               "2 No preemption victims found for incoming pod..")
 
 
 def scenario_file(tmp_path, data=SCENARIO):

@@ -75,7 +75,7 @@ def test_the_summary_of_a_preemption_names_the_preemptor_its_node_and_victims():
         "11 pods: 9 bound (1 by this run), 1 pending, 1 deleted (1 preempted), 0 not ours\n"
         "pending (1):\n"
         "  default/polite: 0/5 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, "
-        "4 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.\n"
+        "4 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never..\n"
         "preemptions (1):\n"
         "  default/urgent -> n3: victims default/f\n")
 
@@ -118,14 +118,14 @@ def test_many_pods_are_grouped_by_message_and_cut_to_one_screen(tmp_path):
     assert lines[1] == "pending (22):"
     # the largest group first, with its size and its first 3 names
     assert lines[2] == (f"  12 pods: 0/10 nodes are available: {taints_except()}. "
-                        "preemption: 0/10 nodes are available: 10 Preemption is not helpful for scheduling.")
+                        "preemption: 0/10 nodes are available: 10 Preemption is not helpful for scheduling..")
     assert lines[3] == "    default/wide-00, default/wide-01, default/wide-02 and 9 more"
     # then single pods, in order, up to 5 groups in all; the rest counted
     for k, i in enumerate(range(4)):
         assert lines[4 + k] == (
             f"  default/odd-{i}: 0/10 nodes are available: 1 Insufficient cpu, {taints_except(i)}. "
             "preemption: 0/10 nodes are available: 1 No preemption victims found for incoming pod, "
-            "9 Preemption is not helpful for scheduling.")
+            "9 Preemption is not helpful for scheduling..")
     assert lines[8] == "  and 6 more messages (6 pods)"
     assert lines[9:] == ["not ours (30):",
                          "  sched-0: default/other-00, default/other-05, default/other-10 and 3 more",
@@ -173,7 +173,7 @@ def test_a_large_cluster_stays_within_one_screen(tmp_path):
     taints = ", ".join(f"1 node(s) had untolerated taint {{k{i:02}: }}" for i in range(20))
     assert lines[2] == (f"  20 pods: 0/200 nodes are available: {taints}, 180 Insufficient cpu. preemption: "
                         "0/200 nodes are available: 180 No preemption victims found for incoming pod, "
-                        "20 Preemption is not helpful for scheduling.")
+                        "20 Preemption is not helpful for scheduling..")
     assert lines[3] == "    default/q00, default/q01, default/q02 and 17 more"
     taints = ", ".join(f"1 node(s) had untolerated taint {{k{i:02}: }}" for i in range(1, 20))
     assert lines[4].startswith(f"  15 pods: 0/200 nodes are available: {taints}, 181 Insufficient cpu. ")

@@ -32,13 +32,11 @@ to preemptionPolicy=Never."). The reasons: TaintToleration "node(s) had untolera
 "Insufficient <resource>" (cpu before memory), in the default profile's Filter order (the first
 failing plugin's status per node).
 
-KNOWN DIFFERENCE (not fixed here, reported): the engine (engine/framework/types.py
-FitError.message) appends the PostFilter message as " " + message, without SeparatorFormat's
-final "."; upstream's message then ends with ".." (the inner FitError's "." and the separator's),
-as kube-scheduler v1.28's FailedScheduling events show ("... No preemption victims found for
-incoming pod.."). ``engine_wording`` drops that final "." so that the rest of the message is
-checked exactly; ``test_the_message_is_upstreams_byte_for_byte`` pins upstream's exact message
-and is expected to fail until the engine is changed.
+The engine had one difference here, found by this test and fixed with it (issue 25): it
+appended the PostFilter message as " " + message, without SeparatorFormat's final "."; upstream's
+message then ends with ".." (the inner FitError's "." and the separator's), as kube-scheduler
+v1.28's FailedScheduling events show ("... No preemption victims found for incoming pod..").
+Every message is now compared with upstream's exactly.
 """
 import json
 import subprocess
@@ -143,12 +141,6 @@ def fit_error(n, reasons: dict, post: str = "") -> str:
     if post:
         msg += f" {post}."
     return msg
-
-
-def engine_wording(upstream: str, with_post: bool) -> str:
-    """The engine's message for ``upstream``: without the final "." after the PostFilter
-    message (see KNOWN DIFFERENCE above)."""
-    return upstream[:-1] if with_post else upstream
 
 
 def node_reasons(node, pod, used) -> tuple:
@@ -277,6 +269,8 @@ def test_pending_messages_have_the_fit_error_shape(explained):
             continue
         head, sep, post = got["message"].partition(". preemption: ")
         assert sep, got["message"]
+        # SeparatorFormat after DefaultPreemption's own FitError message: ".."
+        assert got["message"].endswith("..") or post.startswith("not eligible due to "), got["message"]
         prefix = f"0/{n} nodes are available: "
         assert head.startswith(prefix)
         hist = head[len(prefix):].split(", ")
@@ -326,7 +320,7 @@ def test_the_pods_unschedulable_on_purpose_carry_the_derived_message(explained):
         assert got["outcome"] == "pending", got
         upstream = derived(items, doc, got)
         assert upstream is not None, k
-        assert got["message"] == engine_wording(upstream, with_post=True), k
+        assert got["message"] == upstream, k
     # the histograms these seeds give, spelled out once (the same for every held-out seed but
     # cache-warmer's, which depends on how full the memory nodes are)
     assert by_key["default/ml-trainer"]["message"].startswith(
@@ -334,12 +328,12 @@ def test_the_pods_unschedulable_on_purpose_carry_the_derived_message(explained):
         "3 node(s) had untolerated taint {dedicated: batch}, "
         "3 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }. "
         "preemption: 0/21 nodes are available: 15 No preemption victims found for incoming pod, "
-        "6 Preemption is not helpful for scheduling.")
+        "6 Preemption is not helpful for scheduling..")
     assert by_key["default/batch-intruder"]["message"] == (
         "0/21 nodes are available: 15 node(s) didn't match Pod's node affinity/selector, "
         "3 node(s) had untolerated taint {dedicated: batch}, "
         "3 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }. "
-        "preemption: 0/21 nodes are available: 21 Preemption is not helpful for scheduling.")
+        "preemption: 0/21 nodes are available: 21 Preemption is not helpful for scheduling..")
     assert "3 Insufficient memory, " in by_key["default/cache-warmer"]["message"]
 
 
@@ -352,7 +346,7 @@ def test_every_pending_pod_whose_message_can_be_derived_has_it(explained):
         if got["outcome"] == "pending" and got["message"] is not None:
             upstream = derived(items, doc, got)
             if upstream is not None:
-                assert got["message"] == engine_wording(upstream, with_post=True), got["pod"]
+                assert got["message"] == upstream, got["pod"]
                 checked += 1
     assert checked >= len(ON_PURPOSE)
 
@@ -373,9 +367,6 @@ def test_the_preemption_of_the_held_out_dumps(explained):
         assert pods[v]["spec"]["priorityClassName"] == "batch-low" and pods[v]["spec"]["nodeName"] == got["node"]
 
 
-@pytest.mark.xfail(strict=True, reason="engine/framework/types.py FitError.message appends the PostFilter "
-                                       "message without SeparatorFormat's final '.' (upstream v1.28.0 "
-                                       "types.go FitError.Error: ' %v.' with PostFilterMsg)")
 def test_the_message_is_upstreams_byte_for_byte(explained):
     seed, items, doc = explained
     got = next(p for p in doc["pods"] if p["pod"] == "default/batch-intruder")

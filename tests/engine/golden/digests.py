@@ -1,8 +1,9 @@
 """sha256 of the JSON Lines trace and of the final state of small benchmark workloads and of
 every lesson and example: `python tests/engine/golden/digests.py [ENGINE_ROOT]` prints them
 (ENGINE_ROOT: a directory holding an `engine/` package, e.g. from bench/snapshot_engine.sh;
-default this checkout). test_golden.py compares this checkout with the stored digests, taken
-with the engine before trace batches and the compact store (80582fd)."""
+default this checkout). test_golden.py compares this checkout with the stored digests
+(digests.json: the engine before trace batches and the compact store, 80582fd, with the one
+fix test_golden.py lists)."""
 import hashlib
 import io
 import json
