@@ -284,6 +284,7 @@
     });
     viewForm.requestSubmit();
   }
+  var nodesMode = null;   // the nodes panel's Cards | Overview, once this page chose one
   var nodeForm = session.querySelector('[data-form="node-view"]');
   function selectNode(name) {
     var input = nodeForm && nodeForm.querySelector("[data-node-selected]");
@@ -296,7 +297,11 @@
     if (!t.closest) { return; }
     var set = t.closest("[data-view-set]");
     if (set && !set.disabled) {
-      try { sendView(JSON.parse(set.getAttribute("data-view-set"))); } catch (e) { /* not JSON */ }
+      try {
+        var fields = JSON.parse(set.getAttribute("data-view-set"));
+        if (fields.nodes) { nodesMode = fields.nodes; }
+        sendView(fields);
+      } catch (e) { /* not JSON */ }
       return;
     }
     var pick = t.closest("[data-select-node]");
@@ -458,6 +463,7 @@
     if (nodeForm && Array.prototype.some.call(nodeForm.querySelectorAll("input"), function (i) { return i.value; })) {
       window.setTimeout(function () { nodeForm.requestSubmit(); }, 0);
     }
+    if (nodesMode) { window.setTimeout(function () { sendView({nodes: nodesMode}); }, 0); }
   });
   session.addEventListener("htmx:wsClose", function (ev) {
     connection("closed", "○ reconnecting…");

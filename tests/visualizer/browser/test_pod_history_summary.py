@@ -123,3 +123,13 @@ def test_the_history_of_a_pending_pod_leads_with_its_fit_error_and_fits_its_draw
     expect(page.locator("#panel-nodes .node-grid [data-node]")).to_have_count(NODES)
     page.locator('[data-node-mode-set="overview"]').click()
     expect(page.locator("[data-node-overview]")).to_be_visible()
+    # the choice outlives a reconnection (a restarted server)
+    page.locator('[data-node-mode-set="cards"]').click()
+    expect(page.locator("#panel-nodes .node-grid [data-node]")).to_have_count(NODES)
+    srv.stop()
+    expect(page.locator("[data-connection]")).to_have_attribute("data-connection", "closed")
+    srv.start()
+    expect(page.locator("[data-connection]")).to_have_attribute("data-connection", "open", timeout=30_000)
+    s.step("back")                                      # a frame rendered for the new socket
+    expect(page.locator('[data-node-mode-set="cards"]')).to_have_attribute("aria-pressed", "true")
+    expect(page.locator("#panel-nodes .node-grid [data-node]")).to_have_count(NODES)
