@@ -17,6 +17,7 @@ engine, and the CLI reports it as one (exit 1).
 """
 from __future__ import annotations
 
+import linecache
 import os
 import traceback
 
@@ -27,6 +28,7 @@ from .interface import (EXTENSION_POINTS, ClusterEventWithHint, Code, EnqueueExt
 _ENGINE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MAX_MESSAGE = 2000
 MAX_FRAMES = 30
+MAX_LINE = 200          # characters of a frame's source line kept in the trace
 
 
 def _short_path(path: str) -> str:
@@ -38,22 +40,50 @@ def _short_path(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
-def plugin_frames(tb) -> list:
-    """The frames of a traceback that are not the engine's: ``file:line in function``."""
+def source_line(filename, lineno):
+    """The stripped source text of ``filename``'s line ``lineno`` as it is now (read with
+    ``linecache``, checked against the file on disk), cut at :data:`MAX_LINE` characters; None
+    when it cannot be read (no such file, a line past its end, a blank line)."""
+    if not filename or not lineno:
+        return None
+    try:
+        linecache.checkcache(filename)
+        text = linecache.getline(filename, lineno).strip()
+    except Exception:       # an unreadable or undecodable file: no line, not a second error
+        return None
+    if not text:
+        return None
+    return text if len(text) <= MAX_LINE else text[:MAX_LINE] + "…"
+
+
+def _plugin_frame_list(tb) -> list:
     out = []
-    for fr in traceback.extract_tb(tb):
+    for fr in traceback.extract_tb(tb, limit=None):
         fn = os.path.abspath(fr.filename)
         if fn.startswith(_ENGINE_DIR + os.sep):
             continue
-        out.append(f"{_short_path(fr.filename)}:{fr.lineno} in {fr.name}")
+        out.append(fr)
     return out[-MAX_FRAMES:]
+
+
+def plugin_frames(tb) -> list:
+    """The frames of a traceback that are not the engine's: ``file:line in function``."""
+    return [f"{_short_path(fr.filename)}:{fr.lineno} in {fr.name}" for fr in _plugin_frame_list(tb)]
+
+
+def plugin_frames_and_lines(tb) -> tuple:
+    """:func:`plugin_frames` and, in a parallel list, each frame's source line (or None), read
+    now: the file may change later (a reload), the trace keeps the line that raised."""
+    frs = _plugin_frame_list(tb)
+    return ([f"{_short_path(fr.filename)}:{fr.lineno} in {fr.name}" for fr in frs],
+            [source_line(fr.filename, fr.lineno) for fr in frs])
 
 
 class PluginCallError:
     """What went wrong in one call of an out-of-tree plugin (the ``err`` of its Error status)."""
-    __slots__ = ("plugin", "point", "type", "message", "frames", "node")
+    __slots__ = ("plugin", "point", "type", "message", "frames", "node", "lines")
 
-    def __init__(self, plugin, point, type_, message, frames=(), node=None):
+    def __init__(self, plugin, point, type_, message, frames=(), node=None, lines=None):
         self.plugin = plugin
         self.point = point
         self.type = type_
@@ -61,10 +91,14 @@ class PluginCallError:
         self.message = msg if len(msg) <= MAX_MESSAGE else msg[:MAX_MESSAGE] + "…"
         self.frames = list(frames)
         self.node = node
+        lines = list(lines) if lines is not None else []
+        # parallel to frames: one source line (or None) per frame
+        self.lines = (lines + [None] * len(self.frames))[:len(self.frames)]
 
     @classmethod
     def from_exception(cls, plugin, point, exc, node=None):
-        return cls(plugin, point, type(exc).__name__, exc, plugin_frames(exc.__traceback__), node)
+        frames, lines = plugin_frames_and_lines(exc.__traceback__)
+        return cls(plugin, point, type(exc).__name__, exc, frames, node, lines)
 
     def reason(self) -> str:
         """The one-line reason put in the Error status."""
@@ -74,7 +108,10 @@ class PluginCallError:
         return f"{self.type}: {self.message}{where}"
 
     def to_json(self) -> dict:
-        return {"type": self.type, "message": self.message, "frames": list(self.frames)}
+        frames = list(self.frames)
+        lines = list(getattr(self, "lines", None) or [])     # a checkpoint from before "lines"
+        return {"type": self.type, "message": self.message, "frames": frames,
+                "lines": (lines + [None] * len(frames))[:len(frames)]}
 
     def __repr__(self):
         return f"PluginCallError({self.plugin!r}, {self.point!r}, {self.type!r}, {self.message!r})"
@@ -95,10 +132,22 @@ def _article(what: str) -> str:
 
 def _defined_at(fn) -> list:
     """``["file:line in name"]`` where a plugin's method is defined (for malformed returns)."""
-    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    code = _code_of(fn)
     if code is None:
         return []
     return [f"{_short_path(code.co_filename)}:{code.co_firstlineno} in {code.co_name}"]
+
+
+def _code_of(fn):
+    return getattr(getattr(fn, "__func__", fn), "__code__", None)
+
+
+def _defined_at_lines(fn) -> list:
+    """The source line of :func:`_defined_at`'s frame (its ``def`` line), or ``[]``."""
+    code = _code_of(fn)
+    if code is None:
+        return []
+    return [source_line(code.co_filename, code.co_firstlineno)]
 
 
 def _is_status(v) -> bool:
@@ -122,7 +171,8 @@ class _Recorder:
         if exc is not None:
             err = PluginCallError.from_exception(self.plugin_name, point, exc, node)
         else:
-            err = PluginCallError(self.plugin_name, point, "InvalidReturn", invalid, _defined_at(fn), node)
+            err = PluginCallError(self.plugin_name, point, "InvalidReturn", invalid, _defined_at(fn), node,
+                                  _defined_at_lines(fn))
         if self.owner is not None:
             self.owner.note_plugin_error(err, pod, emit)
         return Status(Code.Error, [err.reason()], self.plugin_name, err=err)

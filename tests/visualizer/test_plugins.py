@@ -222,7 +222,10 @@ async def test_a_session_whose_plugin_raises_on_some_nodes_keeps_working_over_th
     error_cell = re.search(r'<tr data-filter-node="edge-1".*?</tr>', second, re.S).group(0)
     assert 'data-plugin="ZonePin" data-code="Error"' in error_cell
     assert "⚠ Error: KeyError</button>" in error_cell
-    assert f"<code>{zone_pin}:{ZONE_PIN_BUG_LINE} in filter</code>" in error_cell
+    # as Python prints a traceback, with the source line (issue 26)
+    assert f'<code class="tb-where">File "{zone_pin}", line {ZONE_PIN_BUG_LINE}, in filter</code>' in error_cell
+    assert ('<code class="tb-source" data-frame-source>zone = node_info.node.labels'
+            '[&quot;topology.kubernetes.io/zone&quot;]</code>') in error_cell
     assert "&#x27;topology.kubernetes.io/zone&#x27;" in error_cell
     assert "data-cycle-errors" in second
     # the socket is still open and the session still steps

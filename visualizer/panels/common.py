@@ -198,7 +198,32 @@ def _result(e) -> dict:
            "point": e.get("point"), "dry_run": bool(e.get("dryRun"))}
     err = e.get("error")
     if isinstance(err, dict):
+        frames = [str(f) for f in (err.get("frames") or [])]
         out["error"] = {"type": str(err.get("type") or ""), "message": str(err.get("message") or ""),
-                        "frames": [str(f) for f in (err.get("frames") or [])],
+                        "frames": frames, "traceback": traceback_frames(frames, err.get("lines")),
                         "key": f"{e.get('cycle')}-{e.get('point')}-{e.get('plugin')}-{e.get('node')}-{e.get('seq')}"}
+    return out
+
+
+MAX_SOURCE_LINE = 200
+
+
+def traceback_frames(frames, lines=None) -> list:
+    """A plugin error's frames as Python prints a traceback: ``{"frame", "file", "line",
+    "function", "source"}`` from ``"file:line in function"`` and the parallel ``lines`` of the
+    trace (each the frame's source line as it was when the error happened, or None; traces
+    written before ``lines`` existed have none). A frame that does not parse keeps only
+    ``frame``."""
+    lines = lines if isinstance(lines, list) else []
+    out = []
+    for i, frame in enumerate(frames):
+        src = lines[i] if i < len(lines) and isinstance(lines[i], str) else None
+        if src is not None and len(src) > MAX_SOURCE_LINE:
+            src = src[:MAX_SOURCE_LINE] + "…"
+        where, sep, function = frame.rpartition(" in ")
+        file, colon, lineno = where.rpartition(":") if sep else ("", "", "")
+        if sep and colon and lineno.isdigit():
+            out.append({"frame": frame, "file": file, "line": int(lineno), "function": function, "source": src})
+        else:
+            out.append({"frame": frame, "file": None, "line": None, "function": None, "source": src})
     return out

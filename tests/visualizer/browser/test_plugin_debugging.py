@@ -75,7 +75,9 @@ def test_a_loaded_plugins_column_codes_and_an_error_cell_with_its_traceback(plug
     expect(frames).to_be_hidden()
     error.locator("button.plugin-error-button").click()     # the traceback, one click away
     expect(frames).to_be_visible()
-    expect(frames).to_have_text(f"{plugin_server.plugin}:{ZONE_PIN_BUG_LINE} in filter")
+    # as Python prints a traceback, with the source line (issue 26)
+    expect(frames).to_have_text(f'File "{plugin_server.plugin}", line {ZONE_PIN_BUG_LINE}, in filter'
+                                f'zone = node_info.node.labels["topology.kubernetes.io/zone"]')
     expect(error.locator("[data-error-message]")).to_have_text("KeyError: 'topology.kubernetes.io/zone'")
     # the session keeps working: the socket stays open, the next steps come, the traceback stays open
     before = s.position()
@@ -144,7 +146,8 @@ def test_two_plugin_files_a_score_error_cell_and_a_malformed_prefilter_result(ma
     error = page.locator('#panel-cycle [data-scores] [data-score-node="b-1"] td[data-plugin="ScoreBug"]')
     expect(error).to_have_attribute("data-code", "Error")
     error.locator("button.plugin-error-button").click()
-    expect(error.locator("[data-error-frames]")).to_have_text(f"{score_bug}:{SCORE_BUG_LINE} in score")
+    expect(error.locator("[data-error-frames]")).to_have_text(f'File "{score_bug}", line {SCORE_BUG_LINE}, in score'
+                                                              'return 1 // 0, None')
     expect(error.locator("[data-error-message]")).to_have_text("ZeroDivisionError: integer division or modulo by zero")
     page.keyboard.press("Escape")
 
