@@ -82,21 +82,97 @@ def code_label(code: dict) -> str:
 
 def code_notes(recorded: dict) -> list:
     """Why the code loaded now is not the code a session was recorded with, one sentence per
-    plugin ([] when it is the same)."""
+    plugin file ([] when it is the same): the plugins of one file share one sentence."""
     current = {lp.name: lp for lp in loader.loaded_plugins()}
-    notes = []
+    missing: dict = {}      # (file, recorded digest) -> [names no longer loaded]
+    other: dict = {}        # (file, recorded digest, digest now) -> [names]
     for name, c in sorted((recorded or {}).items()):
         lp = current.get(name)
+        key = (c.get("file") or c.get("source") or "", c.get("digest") or "")
         if lp is None:
             if registry.get(name) is None:
-                notes.append(f"This session was recorded with {name} from {c['file']}@{c['digest'][:8]}; "
-                             f"the server has no plugin {name} loaded now.")
+                missing.setdefault(key, []).append(name)
             continue
-        if lp.digest != c["digest"]:
-            notes.append(f"This session was recorded with {name} from {c['file']}@{c['digest'][:8]}; "
-                         f"the server now runs @{lp.digest[:8]}. The run shown is replayed with the "
-                         f"server's code: Reload plugins to adopt it as this session's code.")
+        if lp.digest != c.get("digest"):
+            other.setdefault(key + (lp.digest,), []).append(name)
+    notes = []
+    for (file, digest, now), names in sorted(other.items()):
+        notes.append(f"This session was recorded with {', '.join(names)} from {file}@{digest[:8]}; "
+                     f"the server now runs @{now[:8]}. The run shown is replayed with the "
+                     f"server's code: Reload plugins to adopt it as this session's code.")
+    for (file, digest), names in sorted(missing.items()):
+        what = f"no plugin {names[0]}" if len(names) == 1 else f"none of {', '.join(names)}"
+        notes.append(f"This session was recorded with {', '.join(names)} from {file}@{digest[:8]}; "
+                     f"the server has {what} loaded now.")
     return notes
+
+
+# ---------------------------------------------------------------------- the source diff of a reload
+
+MAX_DIFF_LINES = 400        # lines of a file's diff kept with the session (the rest: counted)
+MAX_DIFF_LINE = 300         # characters of each diff line kept
+DIFF_CONTEXT = 3
+
+
+def source_diff(old_text, new_text) -> dict:
+    """A unified diff (difflib) of one plugin file, old → new, as rows the page renders:
+    ``{"kind": "hunk"|"add"|"del"|"ctx", "old": line number or None, "new": ..., "text"}``,
+    at most MAX_DIFF_LINES rows (``hidden`` counts the rest), with the number of lines added
+    and removed. ``unavailable`` says why there is no diff (a source text not kept)."""
+    out = {"rows": [], "hidden": 0, "added": 0, "removed": 0, "identical": False, "unavailable": ""}
+    if old_text is None or new_text is None:
+        out["unavailable"] = ("the old source was not kept (larger than "
+                              f"{loader.MAX_SOURCE_TEXT // 1024} KiB, not UTF-8, or changed while it was loaded)"
+                              if old_text is None else "the new source could not be read")
+        return out
+    if old_text == new_text:
+        out["identical"] = True
+        return out
+    import difflib
+    old_no = new_no = 0
+    rows = out["rows"]
+    diff = difflib.unified_diff(old_text.splitlines(), new_text.splitlines(), lineterm="", n=DIFF_CONTEXT)
+    for i, line in enumerate(diff):
+        if i < 2:
+            continue                                  # the two file headers, --- and +++
+        if line.startswith("@@"):
+            head = line.split("@@")[1].split()
+            old_no = int(head[0][1:].split(",")[0])
+            new_no = int(head[1][1:].split(",")[0])
+            row = {"kind": "hunk", "old": None, "new": None, "text": line}
+        elif line.startswith("+"):
+            out["added"] += 1
+            row = {"kind": "add", "old": None, "new": new_no, "text": line[1:]}
+            new_no += 1
+        elif line.startswith("-"):
+            out["removed"] += 1
+            row = {"kind": "del", "old": old_no, "new": None, "text": line[1:]}
+            old_no += 1
+        else:
+            row = {"kind": "ctx", "old": old_no, "new": new_no, "text": line[1:]}
+            old_no += 1
+            new_no += 1
+        if len(rows) >= MAX_DIFF_LINES:
+            out["hidden"] += 1
+            continue
+        if len(row["text"]) > MAX_DIFF_LINE:
+            row["text"] = row["text"][:MAX_DIFF_LINE] + "…"
+        rows.append(row)
+    return out
+
+
+def source_diffs(old_modules: dict, new_modules: dict) -> list:
+    """One diff per reloaded plugin file (old module → new module), with the plugins it holds."""
+    out = []
+    for source in sorted(set(old_modules) | set(new_modules)):
+        old, new = old_modules.get(source), new_modules.get(source)
+        d = source_diff(getattr(old, "text", None), getattr(new, "text", None))
+        names = sorted(set(getattr(old, "names", None) or []) | set(getattr(new, "names", None) or []))
+        path = getattr(new, "file", None) or getattr(old, "file", None) or source
+        d.update({"source": source, "file": os.path.basename(path), "plugins": names,
+                  "old": (getattr(old, "digest", "") or "")[:8], "new": (getattr(new, "digest", "") or "")[:8]})
+        out.append(d)
+    return out
 
 
 def session_sources(recorded: dict, scenario) -> list:
@@ -188,6 +264,8 @@ def reload_session(session_id, *, changed_only=False, only=None) -> dict:
             raise runner.ControlError(list(problems) + ["the session still runs the code it was recorded with"],
                                       title="Reload failed: the new code cannot build the scheduler") from None
         new_code = plugin_code(live.scenario)
+        new_modules = {m.source: m for m in loader.loaded_modules() if m.source in sources}
+        diffs = source_diffs(old_modules, new_modules)
         baseline.label = (f"replayed with the code this server ran, {code_label(running)} (the session was "
                           f"recorded with {code_label(recorded)}, which is no longer loaded)" if stale
                           else f"recorded with {code_label(recorded)}")
@@ -196,7 +274,7 @@ def reload_session(session_id, *, changed_only=False, only=None) -> dict:
         shown = new.position if live.at_head else _map_position(baseline.events, live.position, new.events)
         record = {"plugin_code": recorded, "new_plugin_code": new_code, "reloaded_at": timezone.now().isoformat(),
                   "kind": "reload", "summary": _summary(comparison), "comparison": _bounded(comparison),
-                  "label_a": baseline.label, "label_b": new.label, "stale": stale}
+                  "label_a": baseline.label, "label_b": new.label, "stale": stale, "diffs": diffs}
         fields = {"injections": [{"position": p, "timeUs": t, "verb": v, "body": b} for p, t, v, b in new.injections],
                   "high_water": new.position, "head_clock_us": new.clock_us, "position": shown,
                   "plugin_code": new_code, "baseline": record, "version": live.version + 1,

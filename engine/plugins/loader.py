@@ -79,6 +79,12 @@ class LoadedModule:
     file: str | None
     digest: str
     names: list
+    # the module's source text as loaded (what a reload's diff compares against; None when the
+    # file is larger than MAX_SOURCE_TEXT, not UTF-8 text, or changed while it was loaded)
+    text: str | None = None
+
+
+MAX_SOURCE_TEXT = 512 * 1024    # bytes of a module's source kept for "what changed"
 
 
 _MODULES: dict = {}            # source -> LoadedModule
@@ -94,6 +100,23 @@ def _digest_file(path: str | None) -> str:
         return ""
     with open(path, "rb") as fh:
         return hashlib.sha256(fh.read()).hexdigest()[:16]
+
+
+def _source_text(path: str | None, digest: str) -> str | None:
+    """The text of ``path`` if it is still the version whose digest is ``digest``."""
+    if not path or not digest or not os.path.isfile(path):
+        return None
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_SOURCE_TEXT + 1)
+    except OSError:
+        return None
+    if len(data) > MAX_SOURCE_TEXT or hashlib.sha256(data).hexdigest()[:16] != digest:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def _first_line(doc) -> str:
@@ -216,7 +239,7 @@ def _register_module(source: str, module, path, digest, plugins) -> list:
                           extension_points=extension_points_of(factory), summary=_summary(factory, module))
         _PLUGINS[name] = lp
         loaded.append(lp)
-    _MODULES[source] = LoadedModule(source, module, path, digest, names)
+    _MODULES[source] = LoadedModule(source, module, path, digest, names, _source_text(path, digest))
     return loaded
 
 

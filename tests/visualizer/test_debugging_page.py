@@ -45,3 +45,141 @@ def test_null_lines_and_odd_frames():
     assert tb[1]["file"] is None and tb[1]["source"] == "x"
     assert (tb[2]["file"], tb[2]["line"]) == ("C:\\x\\b.py", 7) and len(tb[2]["source"]) == 201
     assert traceback_frames(["a.py:1 in f"], "not a list")[0]["source"] is None
+
+
+# ---------------------------------------------------------------------- 2. what changed: the source diff, times, one banner per file
+
+import textwrap  # noqa: E402
+
+import pytest  # noqa: E402
+
+from engine.plugins import loader  # noqa: E402
+from visualizer import changes, runner  # noqa: E402
+from visualizer.models import Session  # noqa: E402
+from visualizer.templatetags.changes_tags import readable_time, utc_text  # noqa: E402
+
+TWO_PLUGINS = '''
+from engine.framework import Code, Status
+from engine.framework.interface import FilterPlugin, ScorePlugin
+
+
+class AvoidNode(FilterPlugin):
+    """Keeps pods off one node."""
+    name = "AvoidNode"
+
+    def filter(self, state, pod, node_info):
+        if node_info.node.name == "{node}":
+            return Status(Code.Unschedulable, ["AvoidNode avoids {node}"])
+        return None
+
+
+class Flat(ScorePlugin):
+    name = "Flat"
+
+    def score(self, state, pod, node_name):
+        return 1, None
+
+
+PLUGINS = {{"AvoidNode": lambda args, handle: AvoidNode(), "Flat": lambda args, handle: Flat()}}
+'''
+
+TWO_SCENARIO = textwrap.dedent("""\
+    kind: Scenario
+    metadata: {name: avoid2, title: Avoid a node}
+    scheduler:
+      profiles:
+        - plugins: {multiPoint: {enabled: [{name: AvoidNode}, {name: Flat}]}}
+    objects:
+      - {kind: Node, metadata: {name: n1}, status: {allocatable: {cpu: "4", pods: "10"}}}
+      - {kind: Node, metadata: {name: n2}, status: {allocatable: {cpu: "4", pods: "10"}}}
+      - kind: Pod
+        metadata: {name: a}
+        spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}
+    """)
+
+
+@pytest.fixture
+def two(tmp_path):
+    path = tmp_path / "avoid_two.py"
+    path.write_text(TWO_PLUGINS.format(node="n2"))
+    loader.load(str(path))
+    yield path
+    loader.unload(str(path))
+
+
+def test_a_unified_diff_with_line_numbers_bounded():
+    d = changes.source_diff("a\nb\nc\nd\ne\nf\ng\nh\n", "a\nb\nc\nX\ne\nf\ng\nh\nnew\n")
+    assert (d["added"], d["removed"], d["hidden"]) == (2, 1, 0)
+    kinds = [(r["kind"], r["old"], r["new"], r["text"]) for r in d["rows"]]
+    assert kinds[0][0] == "hunk" and kinds[0][3] == "@@ -1,8 +1,9 @@"
+    assert ("del", 4, None, "d") in kinds and ("add", None, 4, "X") in kinds and ("add", None, 9, "new") in kinds
+    assert ("ctx", 5, 5, "e") in kinds
+    big = changes.source_diff("", "\n".join(f"line {i} " + "x" * 400 for i in range(1000)))
+    assert len(big["rows"]) == changes.MAX_DIFF_LINES and big["hidden"] == 1001 - changes.MAX_DIFF_LINES
+    assert all(len(r["text"]) <= changes.MAX_DIFF_LINE + 1 for r in big["rows"])
+    assert changes.source_diff("same", "same")["identical"]
+    assert changes.source_diff(None, "x")["unavailable"].startswith("the old source was not kept")
+
+
+def test_times_read_as_utc_text_in_a_time_element():
+    assert utc_text("2026-11-26T14:44:03.187035+00:00") == "14:44:03 UTC, 26 Nov 2026"
+    html = str(readable_time("2026-11-26T14:44:03.187035+00:00"))
+    assert html == ('<time datetime="2026-11-26T14:44:03Z" data-local-time title="14:44:03 UTC, 26 Nov 2026">'
+                    '14:44:03 UTC, 26 Nov 2026</time>')
+    assert str(readable_time("not a time")) == "not a time"
+
+
+@pytest.mark.django_db
+def test_the_changes_page_shows_the_source_diff_and_a_readable_time(two, client):
+    session = runner.create_session(TWO_SCENARIO, "")
+    runner.control(session.pk, {"action": "run-until", "until": "1"})
+    two.write_text(TWO_PLUGINS.format(node="n1"))
+    changes.reload_session(session.pk)
+    row = Session.objects.get(pk=session.pk)
+    [d] = row.baseline["diffs"]
+    assert d["file"] == "avoid_two.py" and d["plugins"] == ["AvoidNode", "Flat"]
+    assert (d["added"], d["removed"]) == (2, 2)                    # the two lines naming the node
+    assert {(r["kind"], r["text"].strip()) for r in d["rows"] if r["kind"] != "ctx"} >= {
+        ("del", 'if node_info.node.name == "n2":'), ("add", 'if node_info.node.name == "n1":')}
+    page = client.get(f"/s/{session.presenter_token}/changes/").content.decode()
+    assert 'data-source-diff="avoid_two.py"' in page
+    assert re.search(r'<tr class="diff-del" data-diff-line="del"><td class="ln">\d+</td><td class="ln"></td>'
+                     r'<td class="sign"[^>]*>−</td><td class="src"><code>\s*if node_info.node.name == &quot;n2&quot;:',
+                     page)
+    assert re.search(r'<tr class="diff-add" data-diff-line="add"><td class="ln"></td><td class="ln">\d+</td>', page)
+    assert "+00:00" not in page and re.search(r'<time datetime="[0-9T:-]+Z" data-local-time', page)
+    assert re.search(r"\d\d:\d\d:\d\d UTC, \d+ [A-Z][a-z]{2} \d{4}</time>", page)
+    assert "js/local-time.js" in page
+
+
+@pytest.mark.django_db
+def test_a_baseline_from_before_diffs_still_renders(two, client):
+    session = runner.create_session(TWO_SCENARIO, "")
+    two.write_text(TWO_PLUGINS.format(node="n1"))
+    changes.reload_session(session.pk)
+    row = Session.objects.get(pk=session.pk)
+    row.baseline.pop("diffs")
+    row.save(update_fields=["baseline"])
+    page = client.get(f"/s/{session.presenter_token}/changes/")
+    assert page.status_code == 200 and "data-source-diffs" not in page.content.decode()
+
+
+@pytest.mark.django_db
+def test_the_other_code_banner_comes_once_per_file(two, client):
+    session = runner.create_session(TWO_SCENARIO, "")
+    old = loader.digests()[str(two)]
+    two.write_text(TWO_PLUGINS.format(node="n1"))
+    loader.reload([str(two)])                      # as a server restarted with the new file
+    runner.reset()
+    new = loader.digests()[str(two)]
+    notes = changes.code_notes(Session.objects.get(pk=session.pk).plugin_code)
+    assert notes == [f"This session was recorded with AvoidNode, Flat from avoid_two.py@{old[:8]}; the server now "
+                     f"runs @{new[:8]}. The run shown is replayed with the server's code: Reload plugins to adopt "
+                     f"it as this session's code."]
+    page = client.get(f"/s/{session.presenter_token}/").content.decode()
+    assert page.count("This session was recorded with") == 1
+    loader.unload(str(two))
+    notes = changes.code_notes(Session.objects.get(pk=session.pk).plugin_code)
+    assert notes == [f"This session was recorded with AvoidNode, Flat from avoid_two.py@{old[:8]}; "
+                     f"the server has none of AvoidNode, Flat loaded now."]
+    loader.load(str(two))
