@@ -183,3 +183,102 @@ def test_the_other_code_banner_comes_once_per_file(two, client):
     assert notes == [f"This session was recorded with AvoidNode, Flat from avoid_two.py@{old[:8]}; "
                      f"the server has none of AvoidNode, Flat loaded now."]
     loader.load(str(two))
+
+
+# ---------------------------------------------------------------------- 3. plugin cards: extension points and a clean description
+
+from visualizer import plugins as vplugins  # noqa: E402
+
+CARDS = '''"""Cards: plugins built in several ways, for the library's cards.
+
+This second paragraph must never show.
+"""
+from engine.framework.interface import FilterPlugin, ScorePlugin, PermitPlugin
+
+
+class Fancy(FilterPlugin, ScorePlugin):
+    """Keeps ``zone`` pods on :class:`~engine.framework.NodeInfo` nodes of their zone, e.g. zone
+    ``a``; see `the docs <https://example.com>`_ and **more**.
+
+    Details that never show.
+    """
+    name = "Fancy"
+
+    def __init__(self, args, handle):
+        self.handle = handle
+
+
+class Plain(PermitPlugin):
+    name = "Plain"
+
+
+def make_fancy(args, handle):
+    """The factory: ``args`` is this plugin's pluginConfig args."""
+    assert handle is not None and args == {}
+    return Fancy(args, handle)
+
+
+def documented(args, handle):
+    """Lets every pod in, *always*."""
+    return Plain()
+
+
+def broken(args, handle):
+    raise RuntimeError("needs a database")
+
+
+PLUGINS = {"FancyByFunction": make_fancy, "PlainByLambda": lambda args, handle: Plain(),
+           "Documented": documented, "Broken": broken, "FancyClass": Fancy}
+'''
+
+
+@pytest.fixture
+def cards(tmp_path):
+    path = tmp_path / "cards.py"
+    path.write_text(CARDS)
+    loader.load(str(path))
+    yield path
+    loader.unload(str(path))
+
+
+def test_cards_list_extension_points_of_function_and_lambda_factories(cards):
+    by = {p["name"]: p for p in vplugins.loaded()}
+    assert by["FancyByFunction"]["extension_points"] == ["Filter", "Score"]
+    assert by["FancyClass"]["extension_points"] == ["Filter", "Score"]
+    assert by["PlainByLambda"]["extension_points"] == ["Permit"]
+    assert by["Broken"]["extension_points"] == []
+    assert by["Broken"]["build_error"] == "could not be built to inspect: RuntimeError: needs a database"
+    assert by["FancyByFunction"]["build_error"] == ""
+
+
+def test_cards_have_a_clean_one_line_description(cards):
+    by = {p["name"]: p["summary"] for p in vplugins.loaded()}
+    fancy = "Keeps zone pods on NodeInfo nodes of their zone, e.g. zone a; see the docs and more."
+    assert by["FancyByFunction"] == by["FancyClass"] == fancy          # the class's, not the factory's
+    assert by["Documented"] == "Lets every pod in, always."             # a function factory's own
+    # no docstring of its own (Plain has none): the module's first sentence, whole
+    assert by["PlainByLambda"] == "Cards: plugins built in several ways, for the library's cards."
+    assert by["Broken"] == by["PlainByLambda"]
+
+
+def test_the_library_page_shows_the_cards(cards, client):
+    html = client.get("/").content.decode()
+    card = re.search(r'<li class="plugin" data-loaded-plugin="PlainByLambda">.*?</li>', html, re.S).group(0)
+    assert '<span class="badge">Permit</span>' in card
+    broken = re.search(r'<li class="plugin" data-loaded-plugin="Broken">.*?</li>', html, re.S).group(0)
+    assert "could not be built to inspect: RuntimeError: needs a database" in broken
+    assert "``" not in html and ":class:" not in html
+
+
+@pytest.mark.parametrize("doc,want", [
+    ("Uses ``Status`` and :class:`~engine.framework.Status`.", "Uses Status and Status."),
+    (":func:`engine.testing.run` runs it.", "engine.testing.run runs it."),
+    ("See :ref:`the guide <guide>` and [docs](https://x.y).", "See the guide and docs."),
+    ("A *very* **bold** `claim` here", "A very bold claim here"),
+    ("First line\n    continues here. Second sentence.", "First line continues here."),
+    ("Version v1.28 i.e. this one. Next.", "Version v1.28 i.e. this one."),
+    ("Example::\n\n    code", "Example:"),
+    ("", ""),
+])
+def test_first_sentence(doc, want):
+    assert vplugins.first_sentence(doc) == want
