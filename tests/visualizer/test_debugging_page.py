@@ -282,3 +282,84 @@ def test_the_library_page_shows_the_cards(cards, client):
 ])
 def test_first_sentence(doc, want):
     assert vplugins.first_sentence(doc) == want
+
+
+# ---------------------------------------------------------------------- 4. a lesson whose plugin is not loaded
+
+from pathlib import Path  # noqa: E402
+
+from visualizer.scenarios import list_scenarios, plugin_names  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+GANG = ROOT / "fixtures" / "20-gang-scheduling.yaml"
+COSCHEDULING = ROOT / "docs" / "examples" / "coscheduling.py"
+
+
+def test_a_scenario_names_the_out_of_tree_plugins_its_profiles_enable():
+    doc = {"scheduler": {"profiles": [
+        {"plugins": {"multiPoint": {"enabled": [{"name": "Coscheduling"}, {"name": "NodeResourcesFit"}]},
+                     "filter": {"enabled": [{"name": "ZonePin"}, {"name": "Coscheduling"}],
+                                "disabled": [{"name": "Gone"}, {"name": "*"}]}}},
+        {"plugins": "junk"}, "junk"]}}
+    assert plugin_names(doc) == ("Coscheduling", "ZonePin")
+    assert plugin_names({"scheduler": None}) == () and plugin_names([]) == ()
+
+
+@pytest.fixture
+def gang_only(tmp_path, settings):
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / GANG.name).write_text(GANG.read_text())
+    (lib / "07-move-request-cycle.yaml").write_text((ROOT / "fixtures" / "07-move-request-cycle.yaml").read_text())
+    settings.SCENARIO_FIXTURES_DIR = lib
+    return lib
+
+
+@pytest.mark.django_db
+def test_the_gang_lesson_without_its_plugin_says_so_and_cannot_start(gang_only, client):
+    [gang] = [e for e in list_scenarios(gang_only) if e.name == "gang-scheduling"]
+    assert gang.plugins == ("Coscheduling",) and gang.missing_plugins == ["Coscheduling"]
+    assert gang.plugin_hint == "SCHEDULER_PLUGINS=docs/examples/coscheduling.py bash scripts/run.sh"
+    html = client.get("/").content.decode()
+    card = re.search(r'<li class="scenario scenario--needs-plugin" data-scenario="gang-scheduling".*?</li>',
+                     html, re.S).group(0)
+    assert 'data-missing-plugins="Coscheduling"' in card
+    assert re.search(r'<button type="submit" data-action="start" disabled aria-describedby="needs-\d+" '
+                     r'title="Cannot start: needs the plugin Coscheduling, not loaded on this server">', card)
+    assert "<code>Coscheduling</code>, which this server has not loaded: it cannot be started here." in card
+    assert ("<code data-plugin-hint>SCHEDULER_PLUGINS=docs/examples/coscheduling.py bash scripts/run.sh</code>"
+            in card)
+    # the other lesson starts as before
+    other = re.search(r'<li class="scenario" data-scenario="move-request-cycle".*?</li>', html, re.S).group(0)
+    assert 'data-action="start">' in other and "data-needs-plugin" not in other
+
+
+@pytest.mark.django_db
+def test_with_its_plugin_loaded_the_gang_lesson_starts(gang_only, client):
+    loader.load(str(COSCHEDULING))
+    try:
+        [gang] = [e for e in list_scenarios(gang_only) if e.name == "gang-scheduling"]
+        assert gang.missing_plugins == [] and gang.plugin_hint == ""
+        html = client.get("/").content.decode()
+        card = re.search(r'<li class="scenario" data-scenario="gang-scheduling".*?</li>', html, re.S).group(0)
+        assert 'data-action="start">' in card and "data-needs-plugin" not in card
+        r = client.post("/sessions/", {"fixture": GANG.name})
+        assert r.status_code == 302
+    finally:
+        loader.unload(str(COSCHEDULING))
+
+
+def test_a_plugin_beside_the_scenario_is_named_in_the_hint(tmp_path, settings):
+    (tmp_path / "zone_pin.py").write_text('PLUGINS = {"ZonePin": None}\n')
+    (tmp_path / "z.yaml").write_text(textwrap.dedent("""\
+        kind: Scenario
+        metadata: {name: z}
+        scheduler: {profiles: [{plugins: {filter: {enabled: [{name: ZonePin}, {name: Nowhere}]}}}]}
+        """))
+    [e] = list_scenarios(tmp_path)
+    assert e.missing_plugins == ["ZonePin", "Nowhere"]
+    assert e.plugin_hint == "SCHEDULER_PLUGINS=path/to/plugin.py bash scripts/run.sh"   # not every file known
+    (tmp_path / "z.yaml").write_text("kind: Scenario\nmetadata: {name: z}\n"
+                                     "scheduler: {profiles: [{plugins: {filter: {enabled: [{name: ZonePin}]}}}]}\n")
+    [e] = list_scenarios(tmp_path)
+    assert e.plugin_hint == f"SCHEDULER_PLUGINS={(tmp_path / 'zone_pin.py').resolve()} bash scripts/run.sh"
