@@ -15,6 +15,7 @@ from __future__ import annotations
 from . import schedule_one
 from .framework import interface as fw
 from .framework.interface import Code, MODE_OVERRIDE, NominatingInfo, Status
+from .extender import extenders_binding
 from .phases import PHASE_COMPLETION
 
 
@@ -81,7 +82,11 @@ def finish_binding(loop, out):
         assumed = pinfo.pod.copy(node_name=host)
     st = fwk.run_pre_bind_plugins(state, assumed, host)
     if st is None:
-        st = fwk.run_bind_plugins(state, assumed, host)
+        # bind: an extender that binds and is interested in the pod binds it instead of the
+        # bind plugins (extendersBinding)
+        bound, st = extenders_binding(loop, fwk, assumed, host, out.cycle) if loop.extenders else (False, None)
+        if not bound:
+            st = fwk.run_bind_plugins(state, assumed, host)
         if st is not None and st.code == Code.Success:
             st = None
     current = loop.pods.get(key)

@@ -55,6 +55,9 @@ class _Pickler(cloudpickle.Pickler):
     def __init__(self, fh, engine):
         super().__init__(fh, protocol=pickle.HIGHEST_PROTOCOL)
         self._trace, self._scenario = engine.trace, engine.scenario
+        # the extenders' transport is the caller's (a live connection, a record): left out,
+        # and the restored engine gets the one its caller gives
+        self._transport = getattr(engine, "extender_transport", None)
         self.shared: list = []      # pods and nodes, kept by reference (see the module docstring)
         self._shared_ids: dict = {}
 
@@ -70,13 +73,18 @@ class _Pickler(cloudpickle.Pickler):
             return "trace"
         if obj is self._scenario:
             return "scenario"
+        if obj is self._transport and obj is not None:
+            return "extender_transport"
         return None
 
 
 class _Unpickler(pickle.Unpickler):
-    def __init__(self, fh, trace, scenario, shared=()):
+    def __init__(self, fh, trace, scenario, shared=(), extender_transport=None):
         super().__init__(fh)
-        self._objs = {"trace": trace, "scenario": scenario}
+        if extender_transport is None:
+            from .extender import NoTransport
+            extender_transport = NoTransport()
+        self._objs = {"trace": trace, "scenario": scenario, "extender_transport": extender_transport}
         self._shared = shared
 
     def persistent_load(self, pid):
@@ -101,11 +109,13 @@ def take(engine, position: int, injected: int = 0, clock=None) -> Checkpoint:
                       tuple(pickler.shared))
 
 
-def restore(cp: Checkpoint, scenario, trace: Trace):
+def restore(cp: Checkpoint, scenario, trace: Trace, extender_transport=None):
     """A new engine in the checkpoint's state, emitting into ``trace`` (whose ``seq`` is set
-    to the checkpoint's position)."""
+    to the checkpoint's position), calling extenders through ``extender_transport`` (see
+    engine/extender.py; without one, extender calls fail)."""
     trace.seq = cp.position
-    engine = _Unpickler(io.BytesIO(zlib.decompress(cp.data)), trace, scenario, cp.shared).load()
+    engine = _Unpickler(io.BytesIO(zlib.decompress(cp.data)), trace, scenario, cp.shared,
+                        extender_transport).load()
     trace._clock = engine._trace_clock
     return engine
 

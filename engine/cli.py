@@ -47,6 +47,12 @@ def build_parser():
     r.add_argument("--until", help="stop once everything due at virtual times <= SECONDS happened")
     r.add_argument("--state", help="write the final state as JSON to PATH (- for standard output)")
     r.add_argument("--trace", help="write every trace event as JSON Lines to PATH (- for standard output)")
+    rx = r.add_mutually_exclusive_group()
+    rx.add_argument("--extender-record", metavar="FILE",
+                    help="record every scheduler extender call's reply (or error) and latency to FILE (JSON)")
+    rx.add_argument("--extender-replay", metavar="FILE",
+                    help="answer every scheduler extender call from FILE (made by --extender-record); "
+                         "never call an extender")
     v = sub.add_parser("validate", help="check a scenario and report every problem with its place")
     v.add_argument("scenario")
     from .importers import FORMATS
@@ -104,6 +110,36 @@ def build_parser():
 
 
 _BAD = object()
+
+
+def _extender_transport(args):
+    """The transport the engine calls scheduler extenders through (engine/extender.py): over
+    HTTP to the urlPrefixes SCHEDULER_EXTENDERS allows, recorded with --extender-record, or
+    answered from a record with --extender-replay. ``(transport, recorder or None)``, or
+    ``(_BAD, None)`` after reporting an unreadable record."""
+    import time
+    from .extender import HTTPTransport, RecordingTransport, ReplayTransport, load_record
+    replay = getattr(args, "extender_replay", None)
+    if replay:
+        try:
+            with open(replay, encoding="utf-8") as fh:
+                calls = load_record(fh.read())
+        except (OSError, ValueError) as e:
+            print(f"python -m engine: error: --extender-replay {replay}: {e}", file=sys.stderr)
+            return _BAD, None
+        return ReplayTransport(calls), None
+    live = HTTPTransport(clock=time.perf_counter)
+    if getattr(args, "extender_record", None):
+        rec = RecordingTransport(live)
+        return rec, rec
+    return live, None
+
+
+def _write_record(args, recorder) -> None:
+    if recorder is not None:
+        from .extender import dump_record
+        with open(args.extender_record, "w", encoding="utf-8") as fh:
+            fh.write(dump_record(recorder.records))
 
 
 def _until(args):
@@ -299,13 +335,23 @@ def main(argv=None) -> int:
                 if close:
                     to_close.append(trace_fh)
                 trace.add_sink(JsonLinesWriter(trace_fh))
+            transport, recorder = _extender_transport(args)
+            if transport is _BAD:
+                return 2
             try:
-                engine = Engine(scenario, trace)
+                engine = Engine(scenario, trace, transport)
             except ScenarioError as e:
                 e.source = args.scenario
                 print(e.describe(), file=sys.stderr)
                 return 2
-            engine.run(until)
+            from .extender import ExtenderReplayError
+            try:
+                engine.run(until)
+            except ExtenderReplayError as e:
+                print(f"python -m engine: error: --extender-replay {args.extender_replay}: {e}", file=sys.stderr)
+                return 2
+            finally:
+                _write_record(args, recorder)
             plugin_errors = engine.plugin_errors()
             if collector is not None:
                 from .explain import build_report, format_summary
@@ -395,7 +441,7 @@ def _export(args) -> int:
             events = []
             trace = Trace(enabled=False)
             trace.add_sink(events.append)
-            engine = Engine(scenario, trace)
+            engine = Engine(scenario, trace, _extender_transport(args)[0])
         except ScenarioError as e:
             e.source = args.scenario
             print(e.describe(), file=sys.stderr)
@@ -445,7 +491,7 @@ def _explain(args) -> int:
             print(e.describe(), file=sys.stderr)
             return 2
         try:
-            report, engine = explain_run(scenario, until)
+            report, engine = explain_run(scenario, until, extender_transport=_extender_transport(args)[0])
         except ScenarioError as e:
             e.source = args.file
             print(e.describe(), file=sys.stderr)

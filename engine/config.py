@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .errors import ConfigError
-from .objects import Problems, _q, get_int, get_list, get_map, get_str
+from .objects import Problems, _q, get_bool, get_int, get_list, get_map, get_str
 from .quantity import US
 
 # v1.28 getDefaultPlugins().MultiPoint, volume plugins left out; SchedulingGates appended
@@ -55,11 +55,30 @@ class Profile:
 
 
 @dataclass
+class ExtenderConfig:
+    """One entry of ``extenders`` (upstream ``pkg/scheduler/apis/config/types.go``: Extender;
+    the v1 field names are the scenario's). ``http_timeout`` is in microseconds, already
+    defaulted as NewHTTPExtender does (0 -> DefaultExtenderTimeout, 5 s)."""
+    url_prefix: str
+    filter_verb: str = ""
+    preempt_verb: str = ""
+    prioritize_verb: str = ""
+    bind_verb: str = ""
+    weight: int = 0
+    http_timeout: int = 5 * US
+    node_cache_capable: bool = False
+    managed_resources: tuple = ()       # ((name, ignoredByScheduler), ...)
+    ignorable: bool = False
+    place: str = "scheduler.extenders[0]"
+
+
+@dataclass
 class SchedulerConfig:
     pod_initial_backoff: int = 1 * US
     pod_max_backoff: int = 10 * US
     percentage_of_nodes_to_score: int = 0
     profiles: list = field(default_factory=list)
+    extenders: list = field(default_factory=list)     # [ExtenderConfig], in configuration order
 
 
 def _plugin_set(raw, place, probs) -> PluginSet:
@@ -123,8 +142,7 @@ def parse_scheduler_config(raw, probs: Problems, place="scheduler", volumes: boo
     for k in raw:
         if k not in known:
             probs.add(f"{place}.{k}", "is not a KubeSchedulerConfiguration field the engine knows")
-    if raw.get("extenders"):
-        probs.add(f"{place}.extenders", "scheduler extenders are not supported by the engine")
+    cfg.extenders = parse_extenders(raw.get("extenders"), f"{place}.extenders", probs)
     ib = get_int(raw, "podInitialBackoffSeconds", place, probs, default=1, minimum=1)
     mb = get_int(raw, "podMaxBackoffSeconds", place, probs, default=10, minimum=1)
     if ib is not None and mb is not None and mb < ib:
@@ -173,7 +191,117 @@ def parse_scheduler_config(raw, probs: Problems, place="scheduler", volumes: boo
             pc[c["name"]] = args
         pct = get_int(rp, "percentageOfNodesToScore", pp, probs, default=None, minimum=0, maximum=100)
         cfg.profiles.append(Profile(name, plugins, pc, pct, pp))
+    ignored = [n for e in cfg.extenders for n, ign in e.managed_resources if ign]
+    if ignored:
+        # scheduler.go buildExtenders: the managed resources an extender marks
+        # ignoredByScheduler become NodeResourcesFit's ignoredResources in every profile
+        # (replacing the list the profile's own args give, as upstream does)
+        for prof in cfg.profiles:
+            args = dict(prof.plugin_config.get("NodeResourcesFit") or {})
+            args["ignoredResources"] = list(ignored)
+            prof.plugin_config["NodeResourcesFit"] = args
     return cfg
+
+
+EXTENDER_FIELDS = ("urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "weight", "bindVerb",
+                   "enableHTTPS", "tlsConfig", "httpTimeout", "nodeCacheCapable", "managedResources",
+                   "ignorable")
+# the longest httpTimeout a scenario may ask for: a dead extender costs at most this per call
+MAX_EXTENDER_TIMEOUT_US = 60 * US
+
+
+def parse_extenders(raw, place, probs: Problems) -> list:
+    """``extenders``: each entry read and validated as upstream's validateExtenders does
+    (``pkg/scheduler/apis/config/validation/validation.go``: a prioritizeVerb needs a positive
+    weight; managed resources are extended resource names, each managed once; at most one
+    extender binds), plus what the engine needs: a plain ``http://`` urlPrefix that the
+    process's ``SCHEDULER_EXTENDERS`` allows (engine/extender.py), no HTTPS, no tlsConfig, and
+    an ``httpTimeout`` of at most 60 s."""
+    from .extender import ENV_VAR, allowed_prefixes, normalize_prefix
+    from .plugins.helper import is_extended_resource_name, is_qualified_name
+    from .quantity import parse_duration
+    out = []
+    if raw is None:
+        return out
+    if not isinstance(raw, list):
+        probs.add(place, f"{_q(raw)} is not a list")
+        return out
+    allowed = allowed_prefixes()
+    binders = 0
+    managed_names = set()
+    for i, e in enumerate(raw):
+        ep = f"{place}[{i}]"
+        if not isinstance(e, dict):
+            probs.add(ep, f"{_q(e)} is not an extender (a mapping with a urlPrefix)")
+            continue
+        for k in e:
+            if k not in EXTENDER_FIELDS:
+                probs.add(f"{ep}.{k}", f"is not an extender field (one of {', '.join(EXTENDER_FIELDS)})")
+        url = get_str(e, "urlPrefix", ep, probs) or ""
+        if not url:
+            probs.add(f"{ep}.urlPrefix", "is required")
+        elif not url.startswith("http://"):
+            probs.add(f"{ep}.urlPrefix", f"{_q(url)} is not an http:// URL (the engine calls extenders "
+                                         f"over plain HTTP only; HTTPS is not supported)")
+        elif normalize_prefix(url) not in allowed:
+            probs.add(f"{ep}.urlPrefix", f"{_q(url)} is not an extender this process may call: the "
+                                         f"environment variable {ENV_VAR} (a comma-separated list of "
+                                         f"allowed urlPrefix values) "
+                                         + (f"allows only {', '.join(sorted(allowed))}" if allowed else "is not set")
+                                         + "; a scenario cannot add extender URLs by itself")
+        verbs = {k: get_str(e, k, ep, probs) or "" for k in ("filterVerb", "preemptVerb", "prioritizeVerb", "bindVerb")}
+        for k, v in verbs.items():
+            if v and (any(c in v for c in "?#%\\") or any(c.isspace() for c in v) or ".." in v.split("/")):
+                probs.add(f"{ep}.{k}", f"{_q(v)} is not a verb (a URL path appended to the urlPrefix, "
+                                       f"without ?, #, %, spaces or '..')")
+        weight = get_int(e, "weight", ep, probs, default=0, minimum=-(2**63), maximum=2**63 - 1) or 0
+        if verbs["prioritizeVerb"] and weight <= 0:
+            probs.add(f"{ep}.weight", f"{weight} is invalid: must have a positive weight applied to it "
+                                      f"(an extender with a prioritizeVerb needs a weight of 1 or more)")
+        if verbs["bindVerb"]:
+            binders += 1
+        if get_bool(e, "enableHTTPS", ep, probs):
+            probs.add(f"{ep}.enableHTTPS", "is not supported: the engine calls extenders over plain HTTP only")
+        if e.get("tlsConfig") is not None:
+            probs.add(f"{ep}.tlsConfig", "is not supported: the engine calls extenders over plain HTTP only")
+        timeout = 0
+        if e.get("httpTimeout") is not None:
+            try:
+                timeout = parse_duration(e["httpTimeout"])
+            except ValueError as err:
+                probs.add(f"{ep}.httpTimeout", str(err))
+            if timeout > MAX_EXTENDER_TIMEOUT_US:
+                probs.add(f"{ep}.httpTimeout", f"{_q(e['httpTimeout'])} is longer than the engine allows "
+                                               f"(at most 60s)")
+                timeout = MAX_EXTENDER_TIMEOUT_US
+        if timeout == 0:
+            timeout = 5 * US        # extender.go NewHTTPExtender: DefaultExtenderTimeout
+        managed = []
+        for j, r in enumerate(get_list(e, "managedResources", ep, probs)):
+            rp = f"{ep}.managedResources[{j}]"
+            if not isinstance(r, dict):
+                probs.add(rp, f"{_q(r)} is not a managed resource (a mapping with a name)")
+                continue
+            for k in r:
+                if k not in ("name", "ignoredByScheduler"):
+                    probs.add(f"{rp}.{k}", "is not a managed resource field (name, ignoredByScheduler)")
+            name = get_str(r, "name", rp, probs) or ""
+            if not is_qualified_name(name):
+                probs.add(f"{rp}.name", f"{_q(name)} is not a qualified name ([prefix/]name)")
+            elif not is_extended_resource_name(name):
+                probs.add(f"{rp}.name", f"{_q(name)} is an invalid extended resource name")
+            if name in managed_names:
+                probs.add(f"{rp}.name", f"{_q(name)} is invalid: duplicate extender managed resource name")
+            managed_names.add(name)
+            managed.append((name, bool(get_bool(r, "ignoredByScheduler", rp, probs))))
+        out.append(ExtenderConfig(
+            url_prefix=url, filter_verb=verbs["filterVerb"], preempt_verb=verbs["preemptVerb"],
+            prioritize_verb=verbs["prioritizeVerb"], bind_verb=verbs["bindVerb"], weight=weight,
+            http_timeout=timeout, node_cache_capable=bool(get_bool(e, "nodeCacheCapable", ep, probs)),
+            managed_resources=tuple(managed), ignorable=bool(get_bool(e, "ignorable", ep, probs)), place=ep))
+    if binders > 1:
+        probs.add(place, f"found {binders} extenders implementing bind: only one extender can implement bind")
+    return out
 
 
 def expand_plugins(profile: Profile, implements) -> dict:

@@ -94,15 +94,16 @@ class Collector:
                 c for c in e.get("candidates") or [] if c.get("node") == e.get("node")]}
 
 
-def explain_run(scenario, until=None, which="start"):
+def explain_run(scenario, until=None, which="start", extender_transport=None):
     """``(report, engine)``: ``explain``'s report and the engine after the run (for its
-    ``plugin_errors()``). The trace is streamed through a ``Collector``, never kept."""
+    ``plugin_errors()``). The trace is streamed through a ``Collector``, never kept.
+    ``extender_transport``: see engine/extender.py."""
     _check_which(which)
     from .scheduler import Engine
     collector = Collector()
     trace = Trace(enabled=False)
     trace.add_sink(collector)
-    engine = Engine(scenario, trace)
+    engine = Engine(scenario, trace, extender_transport)
     engine.run(until)
     return build_report(scenario, engine, collector, until, which), engine
 

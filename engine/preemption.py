@@ -7,7 +7,8 @@
 2. ``find_candidates``: ``nodes_where_preemption_might_help`` (skip nodes whose filter status is
    UnschedulableAndUnresolvable), then ``dry_run_preemption`` on a clone of each node and of
    the cycle state, calling the plugin's ``select_victims_on_node``;
-3. (extenders: not modelled);
+3. ``callExtenders`` (engine/extender.py): extenders that support preemption narrow the
+   candidates and their victims;
 4. ``select_candidate`` -> ``pick_one_node_for_preemption``;
 5. ``prepare_candidate``: the victims' deletions and the clearing of lower-priority pods'
    nominations on the chosen node.  In the simulator these API writes are queued on the
@@ -107,6 +108,12 @@ class Evaluator:
         if not candidates:
             fit = FitError(pod, len(node_to_status), Diagnosis(node_to_status))
             return PostFilterResult(NominatingInfo("", MODE_OVERRIDE)), Status(Code.Unschedulable, [fit.message()])
+        # 3) the extenders that support preemption may drop candidates or change their victims
+        if getattr(h, "extenders", None):
+            from .extender import call_extenders_for_preemption
+            candidates, st = call_extenders_for_preemption(h, pod, candidates, Candidate)
+            if st is not None:
+                return None, st
         # 4) the best candidate
         best = self.select_candidate(pod, candidates)
         if best is None or not best.name:

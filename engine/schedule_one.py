@@ -25,6 +25,7 @@ from .framework.cycle_state import CycleState
 from .framework import interface as fw
 from .framework.interface import Code, MODE_OVERRIDE, NominatingInfo, Status
 from .framework.types import Diagnosis, FitError
+from .extender import find_nodes_that_pass_extenders, prioritize_with_extenders
 from .phases import PHASE_COMPLETION
 from .resourcefit import ResourceFilter
 from .trace import ScoreTable
@@ -207,6 +208,12 @@ def find_nodes_that_fit_pod(loop, fwk, state, pod, snap):
             ni = None
         if ni is not None:
             feasible, err = find_nodes_that_pass_filters(loop, fwk, state, pod, diagnosis, [ni], nominated=True)
+            if feasible and loop.extenders and err is None:
+                # evaluateNominatedNode runs the extenders too; an error there is only logged
+                # upstream, and the full pass follows
+                feasible, err = find_nodes_that_pass_extenders(loop, fwk, pod, feasible,
+                                                               diagnosis.node_to_status_map)
+                feasible = feasible or []
             if feasible:
                 if loop.trace.enabled:
                     loop.trace.emit("NominatedNodeEvaluated", pod=pod.key, cycle=fwk.cycle, node=ni.name, fits=True,
@@ -228,6 +235,10 @@ def find_nodes_that_fit_pod(loop, fwk, state, pod, snap):
         loop.next_start_node_index = (loop.next_start_node_index + processed) % len(nodes)
     if err is not None:
         return None, diagnosis, err
+    if loop.extenders:
+        feasible, err = find_nodes_that_pass_extenders(loop, fwk, pod, feasible, diagnosis.node_to_status_map)
+        if err is not None:
+            return None, diagnosis, err
     return feasible, diagnosis, None
 
 
@@ -441,14 +452,19 @@ def filter_on_table(loop, diagnosis, nodes, table, rf, fail, to_find, start):
 
 
 def prioritize_nodes(loop, fwk, state, pod, feasible):
-    if not fwk.score_plugins:
+    """prioritizeNodes: every node scores 1 when there is neither a Score plugin nor an
+    extender; else PreScore, Score, and the extenders' scores added (engine/extender.py)."""
+    if not fwk.score_plugins and not loop.extenders:
         return [(ni.name, 1, {}) for ni in feasible], None
     if feasible.__class__ is FeasibleNodes and fwk.out_of_tree_scoring():
         feasible.table = None       # such a plugin may reorder the list it is given
     st = fwk.run_pre_score_plugins(state, pod, feasible)
     if st is not None:
         return None, st
-    return fwk.run_score_plugins(state, pod, feasible)
+    totals, st = fwk.run_score_plugins(state, pod, feasible)
+    if st is None and loop.extenders:
+        totals = prioritize_with_extenders(loop, fwk, pod, feasible, totals)
+    return totals, st
 
 
 def select_host(loop, pod, cycle, totals):

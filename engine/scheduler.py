@@ -30,6 +30,7 @@ import heapq
 
 from . import binding_cycle, eventhandlers, schedule_one, state_output
 from .cache import Cache
+from .extender import NoTransport, build_extenders
 from .eventhandlers import compute_disruptions_allowed, node_scheduling_properties_change  # noqa: F401
 from .framework.runtime import Framework
 from .objects import CustomObject, system_priority_classes
@@ -51,7 +52,10 @@ class Engine:
     ``until`` has happened.  Observe it through ``trace`` sinks and ``state()``.
     """
 
-    def __init__(self, scenario, trace: Trace | None = None):
+    def __init__(self, scenario, trace: Trace | None = None, extender_transport=None):
+        """``extender_transport``: how the scheduler extenders of the scenario's configuration
+        are called (engine/extender.py: HTTPTransport, RecordingTransport, ReplayTransport);
+        without one every extender call fails with an error saying so."""
         self.scenario = scenario
         self.now = 0
         self.trace = trace if trace is not None else Trace(enabled=False)
@@ -89,8 +93,14 @@ class Engine:
             self.frameworks[prof.scheduler_name] = Framework(
                 prof, trace=self.trace, pdb_lister=self._pdb_list, snapshot_fn=self.cache.snapshot,
                 global_percentage=cfg.percentage_of_nodes_to_score)
+        # scheduler extenders (engine/extender.py): the calls are numbered in the order the
+        # engine makes them (``extender_calls``), which is how a record is replayed
+        self.extender_transport = extender_transport if extender_transport is not None else NoTransport()
+        self.extender_calls = 0
+        self.extenders = build_extenders(cfg.extenders, self._extender_call) if cfg.extenders else []
         for f in self.frameworks.values():
             f.host = self
+            f.extenders = self.extenders
         first = next(iter(self.frameworks.values()))
         qs = first.queue_sort
         for f in self.frameworks.values():
@@ -316,6 +326,12 @@ class Engine:
 
     def _wait_on_permit_returned(self, wp) -> None:
         binding_cycle.wait_on_permit_returned(self, wp)
+
+    def _extender_call(self, request):
+        """One extender call (engine/extender.py), numbered, through the transport."""
+        seq = self.extender_calls
+        self.extender_calls += 1
+        return self.extender_transport.call(seq, request)
 
     # ================================================================== the handle API (framework/handle.py)
 

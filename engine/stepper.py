@@ -27,13 +27,14 @@ GROUPED_POINTS = {"Filter", "Score", "NormalizeScore", "PreFilter", "PreScore", 
 
 
 class Stepper:
-    def __init__(self, scenario, record=None):
+    def __init__(self, scenario, record=None, extender_transport=None):
         self.scenario = scenario
+        self.extender_transport = extender_transport
         self.events = EventLog()        # list-like, compact (engine/tracestore.py)
         self.position = 0               # number of events revealed
         self.trace = Trace()
         self.trace.add_sink(self.events)
-        self.engine = Engine(scenario, self.trace)
+        self.engine = Engine(scenario, self.trace, extender_transport)
         self.injections: list = []      # [(position, virtual time, action)] in the order applied
         self.injected = 0               # injections applied to the engine since the run began
         self._unit_end = 0              # len(events) after the last unit
@@ -48,7 +49,7 @@ class Stepper:
             self.inject(action)
 
     @classmethod
-    def resume(cls, scenario, cp, timeline, unit_ends=None) -> "Stepper":
+    def resume(cls, scenario, cp, timeline, unit_ends=None, extender_transport=None) -> "Stepper":
         """A stepper at the position of checkpoint ``cp`` (engine/checkpoint.py) of the run
         whose events are ``timeline``: its engine is the checkpoint's, its events are the
         timeline's first ``cp.position`` events (shared, not copied) and then its own. From
@@ -61,7 +62,8 @@ class Stepper:
         st.position = cp.position
         st.trace = Trace()
         st.trace.add_sink(st.events)
-        st.engine = restore(cp, scenario, st.trace)
+        st.extender_transport = extender_transport
+        st.engine = restore(cp, scenario, st.trace, extender_transport)
         st.injections = []
         st.injected = cp.injected
         st._unit_end = cp.position

@@ -112,6 +112,7 @@ class Framework:
                                              if profile.percentage_of_nodes_to_score is not None else None)
         self.global_percentage = global_percentage
         self.cycle = 0          # set by the scheduler for trace events
+        self.extenders = ()     # the scheduler's extenders (engine/extender.py), set by the Engine
         self.pod_key = ""
         self._snapshot: Snapshot | None = None
         # Errors of out-of-tree plugins' calls (framework.guard), in the order they happened.
