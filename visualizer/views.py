@@ -562,6 +562,7 @@ def _report_history(request, token, role):
             ctx, status = {"history": {"pod": pod, "problem": f"This session cannot be rebuilt here: {e}"}}, 503
     ctx["session_url"] = reverse("session-report" if role == "presenter" else "follower-report", args=[token])
     ctx["back_text"] = "back to the report"
+    ctx["in_report"] = True
     if request.htmx:
         return render(request, "visualizer/partials/_pod_history.html", ctx)
     return render(request, "visualizer/pod_history.html", ctx, status=status)

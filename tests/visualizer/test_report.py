@@ -200,3 +200,13 @@ def test_a_held_out_dump_the_report_lists_exactly_its_pending_pods_as_engine_exp
             continue
         assert f"data-fit-error>{p['message']}</p>" in block
         assert p["message"].startswith(f"0/{sum(1 for o in docs['items'] if o.get('kind') == 'Node')} nodes are available: ")
+
+
+@pytest.mark.django_db
+def test_the_report_history_says_it_is_the_reports_run_and_leads_back_to_the_report(client, session):
+    base = f"/s/{session.presenter_token}/report/history/?pod=default/big"
+    fragment = text_of(client.get(base, HTTP_HX_REQUEST="true"))
+    assert "In the report's run, until the scheduler was idle" in fragment
+    assert "Updates as the session moves" not in fragment
+    page = client.get(base).content.decode()
+    assert f'<a href="/s/{session.presenter_token}/report/">← back to the report</a>' in page
