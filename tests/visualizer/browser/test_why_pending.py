@@ -4,6 +4,7 @@ pending (kube-scheduler's summary first; the deciding Filter column within the d
 px, however long the node names) and applies a what-if (a node like one of theirs, with more
 memory) that makes it fit."""
 import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -12,6 +13,8 @@ from playwright.sync_api import expect
 pytestmark = pytest.mark.browser
 
 NODES = 40
+IMAGES = Path(__file__).resolve().parents[3] / "docs" / "images"
+SHOTS = ("why-pending.png", "why-pending-whatif.png")     # docs/why-pending.md and ui-tour.md
 
 
 def node_name(i: int) -> str:
@@ -62,7 +65,9 @@ def dump() -> dict:
 def test_an_imported_dump_answers_why_pending_and_a_what_if_makes_it_fit(server, page, tmp_path):
     path = tmp_path / "cluster.yaml"
     path.write_text(yaml.safe_dump(dump(), sort_keys=False))
-    page.set_viewport_size({"width": 1280, "height": 800})
+    for name in SHOTS:
+        (IMAGES / name).unlink(missing_ok=True)
+    page.set_viewport_size({"width": 1280, "height": 720})
     page.goto(server.url + "/")
     page.locator('[data-form="scenario-upload"] input[type="file"]').set_input_files(str(path))
     page.locator('[data-form="scenario-upload"] button[type="submit"]').click()
@@ -83,7 +88,6 @@ def test_an_imported_dump_answers_why_pending_and_a_what_if_makes_it_fit(server,
                "38 No preemption victims found for incoming pod..")
     expect(etl.locator("[data-fit-error]")).to_have_text(message)
     expect(page.locator('[data-report-group="not-ours"]')).to_contain_text("batch/volcano-job-0: not ours (volcano)")
-    page.screenshot(path=str(tmp_path / "report.png"))
 
     # its history: the summary first, and the deciding column inside the drawer at 1280 px
     etl.locator("[data-open-history]").click()
@@ -106,7 +110,7 @@ def test_an_imported_dump_answers_why_pending_and_a_what_if_makes_it_fit(server,
     box = page.locator("#report-history").bounding_box()
     cell = decided.first.bounding_box()
     assert box["x"] <= cell["x"] and cell["x"] + cell["width"] <= box["x"] + box["width"] + 1, (cell, box)
-    page.screenshot(path=str(tmp_path / "history.png"))
+    page.screenshot(path=str(IMAGES / "why-pending.png"), animations="disabled")
 
     # the what-if: a node like one of theirs, with 64 GiB
     page.locator('[data-report-pod="analytics/etl-0"] [data-whatif-link="add-node"]').click()
@@ -123,9 +127,12 @@ def test_an_imported_dump_answers_why_pending_and_a_what_if_makes_it_fit(server,
     expect(etl.locator("[data-bound-node]")).to_contain_text("whatif-1")
     expect(page.locator("[data-now-fit]")).to_contain_text("analytics/etl-0")
     expect(page.locator("[data-count=pending]")).to_have_text("0 still pending")
-    page.screenshot(path=str(tmp_path / "after.png"))
+    page.locator("#report-changed").scroll_into_view_if_needed()
+    page.screenshot(path=str(IMAGES / "why-pending-whatif.png"), animations="disabled")
 
     # and the session page has the same node now
     page.locator("[data-back-to-session]").click()
     page.wait_for_url(re.compile(r".*/s/[^/]+/$"))
     expect(page.locator("[data-report-link]")).to_be_visible()
+    for name in SHOTS:
+        assert (IMAGES / name).stat().st_size > 20_000, name
