@@ -302,6 +302,7 @@ def _restore(sources, old_modules, old_plugins) -> None:
         loader.unload(s)
     for s, m in old_modules.items():
         loader._MODULES[s] = m
+        loader.remember_running(m)
         for n in m.names:
             lp = old_plugins.get(n)
             if lp is not None:

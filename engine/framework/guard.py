@@ -40,15 +40,35 @@ def _short_path(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
+_RUNNING: dict = {}      # absolute file -> its lines as loaded (engine.plugins.loader)
+
+
+def remember_source(path, text) -> None:
+    """The source text of a plugin module as it was loaded (engine.plugins.loader calls this):
+    the lines a traceback shows for it, even after the file is edited and before it is reloaded."""
+    if path and isinstance(text, str):
+        _RUNNING[os.path.abspath(path)] = text.splitlines()
+
+
+def forget_source(path) -> None:
+    if path:
+        _RUNNING.pop(os.path.abspath(path), None)
+
+
 def source_line(filename, lineno):
-    """The stripped source text of ``filename``'s line ``lineno`` as it is now (read with
-    ``linecache``, checked against the file on disk), cut at :data:`MAX_LINE` characters; None
-    when it cannot be read (no such file, a line past its end, a blank line)."""
+    """The stripped source text of ``filename``'s line ``lineno``: of the code that runs (a
+    loaded plugin module's text as it was loaded: :func:`remember_source`), else as the file is
+    now (``linecache``, checked against the file on disk); cut at :data:`MAX_LINE` characters;
+    None when it cannot be read (no such file, a line past its end, a blank line)."""
     if not filename or not lineno:
         return None
     try:
-        linecache.checkcache(filename)
-        text = linecache.getline(filename, lineno).strip()
+        running = _RUNNING.get(os.path.abspath(filename))
+        if running is not None:
+            text = running[lineno - 1].strip() if 0 < lineno <= len(running) else ""
+        else:
+            linecache.checkcache(filename)
+            text = linecache.getline(filename, lineno).strip()
     except Exception:       # an unreadable or undecodable file: no line, not a second error
         return None
     if not text:

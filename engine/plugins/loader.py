@@ -240,7 +240,18 @@ def _register_module(source: str, module, path, digest, plugins) -> list:
         _PLUGINS[name] = lp
         loaded.append(lp)
     _MODULES[source] = LoadedModule(source, module, path, digest, names, _source_text(path, digest))
+    remember_running(_MODULES[source])
     return loaded
+
+
+def remember_running(m: LoadedModule) -> None:
+    """Tracebacks of a plugin show the lines of the code that runs (the module's text as it was
+    loaded), not of a file edited since (framework.guard.source_line)."""
+    from ..framework.guard import forget_source, remember_source
+    if m.file and m.text is not None:
+        remember_source(m.file, m.text)
+    elif m.file:
+        forget_source(m.file)
 
 
 def load(spec: str) -> list:
@@ -319,6 +330,9 @@ def unload(source: str) -> None:
     m = _MODULES.pop(source, None)
     if m is None:
         return
+    if m.file and not any(o.file == m.file for o in _MODULES.values()):
+        from ..framework.guard import forget_source
+        forget_source(m.file)
     for n in m.names:
         if registry.get(n) is not None and registry.origin(n) == source:
             registry.unregister(n)
@@ -346,6 +360,7 @@ def reload(sources=None) -> list:
             unload(s)
         for s, m in saved.items():
             _MODULES[s] = m
+            remember_running(m)
             for n in m.names:
                 lp = saved_plugins[n]
                 registry.register(n, lp.factory, origin=s)

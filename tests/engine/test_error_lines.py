@@ -131,3 +131,27 @@ def test_lines_stay_parallel_to_frames():
 
 def test_frames_function_is_unchanged():
     assert guard.plugin_frames(None) == []
+
+
+def test_a_loaded_plugin_shows_the_lines_of_the_code_that_runs_not_of_a_file_edited_since(tmp_path):
+    from engine.plugins import loader
+    path = tmp_path / "edited_mod.py"
+    path.write_text(PLUGIN_SRC + '\nPLUGINS = {"EditedBug": lambda args, handle: Bug()}\n')
+    loader.load(str(path))
+    try:
+        # the file is edited (lines shifted) but not reloaded: the old code still runs
+        path.write_text("# a comment that shifts every line\n" * 3 + PLUGIN_SRC.replace("# raises KeyError", "# fixed?"))
+        d = {"kind": "Scenario", "metadata": {"name": "t"},
+             "scheduler": {"profiles": [{"plugins": {"filter": {"enabled": [{"name": "EditedBug"}]}}}]},
+             "objects": _nodes("n1") + [POD]}
+        events = []
+        tr = Trace()
+        tr.add_sink(events.append)
+        Engine(Scenario.from_dict(d), tr).run(0)
+        err = [e for e in events if e["type"] == "PluginResult" and e["code"] == "Error"][0]["error"]
+        assert err["frames"][0].endswith(":12 in filter")
+        assert err["lines"] == ["zone = lookup(node_info.node.labels)     # raises KeyError",
+                                'return labels["topology.kubernetes.io/zone"]']
+    finally:
+        loader.unload(str(path))
+    assert guard.source_line(str(path), 1) == "# a comment that shifts every line"   # forgotten: the file now
