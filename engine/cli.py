@@ -262,7 +262,9 @@ def _compare(args, scenario) -> int:
         print(e.describe(), file=sys.stderr)
         return 2
     result, _ra, _rb = compare_scenarios(scenario, scenario_b, time_us=until,
-                                         labels=("as written", variation.describe()))
+                                         labels=("as written", variation.describe()),
+                                         extender_transports=(_extender_transport(args)[0],
+                                                              _extender_transport(args)[0]))
     if args.json:
         json.dump(result, sys.stdout, indent=2)
         sys.stdout.write("\n")

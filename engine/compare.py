@@ -125,7 +125,7 @@ def head_of(st: Stepper) -> tuple:
 
 
 def drive(scenario: Scenario, injections=(), *, position=None, time_us=None, label="",
-          max_events=MAX_EVENTS) -> Run:
+          max_events=MAX_EVENTS, extender_transport=None) -> Run:
     """One run of ``scenario``.
 
     ``injections`` are ``(position, time_us, verb, body)`` as recorded by the web UI (``body``
@@ -133,8 +133,9 @@ def drive(scenario: Scenario, injections=(), *, position=None, time_us=None, lab
     head: after at most ``position`` events and no event later than ``time_us``; with neither,
     once it is idle (the scenario's last action applied and nothing in flight); with only
     ``time_us``, once everything due by then happened (``python -m engine run --until``).
+    ``extender_transport``: how the run calls scheduler extenders (engine/extender.py).
     """
-    st = Stepper(scenario)
+    st = Stepper(scenario, extender_transport=extender_transport)
     applied = []
     truncated = False
     for i, (pos, at_us, verb, body) in enumerate(injections):
@@ -567,10 +568,13 @@ def compare(a: Run, b: Run) -> dict:
 
 
 def compare_scenarios(scenario_a: Scenario, scenario_b: Scenario, injections=(), *, position=None,
-                      time_us=None, labels=("A", "B")) -> tuple:
-    """Run both scenarios to the same head and compare: (comparison, run A, run B)."""
-    ra = drive(scenario_a, injections, position=position, time_us=time_us, label=labels[0])
-    rb = drive(scenario_b, injections, position=position, time_us=time_us, label=labels[1])
+                      time_us=None, labels=("A", "B"), extender_transports=(None, None)) -> tuple:
+    """Run both scenarios to the same head and compare: (comparison, run A, run B).
+    ``extender_transports``: run A's and run B's (engine/extender.py)."""
+    ra = drive(scenario_a, injections, position=position, time_us=time_us, label=labels[0],
+               extender_transport=extender_transports[0])
+    rb = drive(scenario_b, injections, position=position, time_us=time_us, label=labels[1],
+               extender_transport=extender_transports[1])
     return compare(ra, rb), ra, rb
 
 

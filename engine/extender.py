@@ -774,7 +774,7 @@ def extenders_binding(loop, fwk, pod, node, cycle):
         except ExtenderCallError as ex:
             err = str(ex)
         _emit_call(tr, ext, pod.key, cycle, seq, "bind", req.url, 1, reply, err, False,
-                   {node: "Error" if err else "Success"})
+                   {node: {"code": "Error" if err else "Success", "reason": err}})
         if tr.enabled:
             tr.emit("PluginResult", pod=pod.key, cycle=cycle, point="Bind", plugin=ext.name, node=node,
                     code="Error" if err else "Success", reasons=[err] if err else [], score=None, dryRun=False,
