@@ -297,8 +297,9 @@ class Stepper:
         return s
 
     @classmethod
-    def replay(cls, scenario, injections, position: int) -> "Stepper":
+    def replay(cls, scenario, injections, position: int, extender_transport=None) -> "Stepper":
         """Rebuild the run from the start and reveal ``position`` events: time travel."""
-        st = cls(scenario, record=[(p, t, a) for p, t, a in injections if p <= position])
+        st = cls(scenario, record=[(p, t, a) for p, t, a in injections if p <= position],
+                 extender_transport=extender_transport)
         st.reveal_to(position)
         return st

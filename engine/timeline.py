@@ -74,7 +74,7 @@ def collector_paused():
 
 
 def rebuild(scenario, injections, position, clock_us=None, *, action_of, attach=None, checkpoints=None,
-            timeline=None, record=None, unit_ends=None) -> Stepper:
+            timeline=None, record=None, unit_ends=None, extender_transport=None) -> Stepper:
     """The engine after ``position`` events of a run with these injections (those recorded at
     positions before ``position``), and with its clock at ``clock_us`` if that is later.
 
@@ -85,9 +85,11 @@ def rebuild(scenario, injections, position, clock_us=None, *, action_of, attach=
     before the last one with the trace off (``Stepper.fast_forward``)."""
     cp = checkpoints.latest(position) if (checkpoints is not None and timeline is not None) else None
     if cp is None:
-        return _rebuild(scenario, injections, position, clock_us, None, timeline, record, unit_ends, action_of, attach)
+        return _rebuild(scenario, injections, position, clock_us, None, timeline, record, unit_ends, action_of, attach,
+                        extender_transport)
     with collector_paused():
-        st = _rebuild(scenario, injections, position, clock_us, cp, timeline, record, unit_ends, action_of, attach)
+        st = _rebuild(scenario, injections, position, clock_us, cp, timeline, record, unit_ends, action_of, attach,
+                      extender_transport)
         # the restored engine's objects are all in the youngest generation (the collector was
         # off): one collection of the young generations now frees the replay's garbage and
         # moves them to the oldest, rather than the next frames' collections walking them once
@@ -97,17 +99,18 @@ def rebuild(scenario, injections, position, clock_us=None, *, action_of, attach=
         return st
 
 
-def _rebuild(scenario, injections, position, clock_us, cp, timeline, record, unit_ends, action_of, attach) -> Stepper:
+def _rebuild(scenario, injections, position, clock_us, cp, timeline, record, unit_ends, action_of, attach,
+             extender_transport=None) -> Stepper:
     st, applied = None, 0
     if cp is not None:
         try:
-            st = Stepper.resume(scenario, cp, timeline, unit_ends)
+            st = Stepper.resume(scenario, cp, timeline, unit_ends, extender_transport=extender_transport)
             applied = cp.injected
         except Exception:       # noqa: BLE001 - a checkpoint that does not restore: from the start
             log.exception("session checkpoint at %s did not restore; replaying from the start", cp.position)
             st = None
     if st is None:
-        st = Stepper(scenario)
+        st = Stepper(scenario, extender_transport=extender_transport)
     if attach is not None:
         attach(st)
     if record is not None:
@@ -145,8 +148,12 @@ class Timeline:
     ``checkpointer``, and ``preloaded`` (a run not begun: its first unit, run ahead)."""
 
     def __init__(self, scenario, injections, high_water, head_clock_us, position, *, checkpointer,
-                 action_of, attach=None):
+                 action_of, attach=None, extender_transport=None):
+        """``extender_transport``: how every engine of this timeline calls scheduler extenders
+        (engine/extender.py; a session's RecordingTransport, so the past is replayed from its
+        record)."""
         self.scenario = scenario
+        self.extender_transport = extender_transport
         self.injections = list(injections)
         self.high_water = high_water
         self.head_clock_us = head_clock_us
@@ -154,7 +161,7 @@ class Timeline:
         self._action_of = action_of
         self._attach = attach
         self.head = rebuild(scenario, self.injections, high_water, head_clock_us, action_of=action_of,
-                            attach=attach, record=checkpointer)
+                            attach=attach, record=checkpointer, extender_transport=extender_transport)
         self.events = self.head.events
         # A run that has not begun loads its scenario's objects into a second engine now (the
         # run's first unit: 0.2-0.5 s at 5,000 nodes and 10,000 pods), which the first step or
@@ -185,7 +192,7 @@ class Timeline:
     # ------------------------------------------------------------------ the preloaded head
 
     def _preload(self) -> Stepper:
-        st = Stepper(self.scenario)
+        st = Stepper(self.scenario, extender_transport=self.extender_transport)
         if self._attach is not None:
             self._attach(st)
         st._advance_unit()
@@ -196,7 +203,7 @@ class Timeline:
         the preloaded one when there is one, else a new one (for exports at position 0)."""
         if self.preloaded is not None:
             return self.preloaded
-        st = Stepper(self.scenario)
+        st = Stepper(self.scenario, extender_transport=self.extender_transport)
         st._advance_unit()
         return st
 
@@ -233,7 +240,8 @@ class Timeline:
         """A stepper at ``target`` (behind the head) on the recorded timeline: from the latest
         checkpoint before it, replaying the rest."""
         return rebuild(self.scenario, self.injections, target, action_of=self._action_of, attach=self._attach,
-                       checkpoints=self.checkpointer, timeline=self.events, unit_ends=self.head.unit_ends)
+                       checkpoints=self.checkpointer, timeline=self.events, unit_ends=self.head.unit_ends,
+                       extender_transport=self.extender_transport)
 
     def target(self, kind: str) -> int:
         """Where one step of ``kind`` ends on the recorded timeline (behind the head)."""

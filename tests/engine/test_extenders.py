@@ -606,3 +606,28 @@ def test_cli_record_and_replay(tmp_path, monkeypatch):
     assert (tmp_path / "t1").read_bytes() == (tmp_path / "t2").read_bytes()
     (tmp_path / "bad.json").write_text("{}")
     assert main(["run", str(path), "--extender-replay", str(tmp_path / "bad.json")]) == 2
+
+
+def test_timeline_time_travel_replays_from_the_record(monkeypatch):
+    """A web session's timeline: one RecordingTransport for every engine it builds. Once the
+    head has run, travelling back (from a checkpoint or from the start) answers every call from
+    the record: the extender is stopped and nothing fails."""
+    from engine.checkpoint import Checkpointer
+    from engine.timeline import Timeline
+    s, data, _rec, _trace = _record_run(monkeypatch)
+    sc = Scenario.from_dict(data)
+    rec = RecordingTransport(HTTPTransport(clock=CLOCK))
+    tl = Timeline(sc, [], 0, 0, 0, checkpointer=Checkpointer(min_events=10, overhead=0),
+                  action_of=lambda i, inj: None, extender_transport=rec)
+    tl.run_until(100)
+    s.stop()
+    head = [dict(e) for e in tl.events]
+    calls = list(rec.records)
+    assert [c["verb"] for c in calls] == ["filter", "prioritize", "bind", "filter", "prioritize", "bind"]
+    for target in (len(head) // 2, 5, len(head) - 3):
+        tl.move_to(target)
+        shown = tl.shown
+        assert [dict(shown.events[i]) for i in range(target)] == head[:target]
+    tl.move_to(len(head) // 3)
+    tl.move_to(len(head))
+    assert rec.records == calls and all(c["error"] is None for c in rec.records)
