@@ -164,10 +164,12 @@ def _load_plugins(plugins) -> None:
         load(str(p))
 
 
-def run(scenario_or_path, *, plugins=(), until=None) -> RunResult:
+def run(scenario_or_path, *, plugins=(), until=None, extender_transport=None) -> RunResult:
     """Run a scenario (a dict, a YAML text, a path or a ``Scenario``) to the end, or ``until``
     (a duration such as ``"10s"`` or seconds), with the out-of-tree plugin modules in
     ``plugins`` loaded first (``.py`` paths or module names; loading one twice is a no-op).
+    ``extender_transport``: how scheduler extenders are called (engine/extender.py, e.g.
+    ``HTTPTransport(clock=time.perf_counter)``; without one their calls fail).
     Raises ``ScenarioError`` for an invalid scenario and ``PluginLoadError`` for a broken
     plugin module, with the messages the CLI prints."""
     from .. import Engine, Scenario, Trace
@@ -183,7 +185,7 @@ def run(scenario_or_path, *, plugins=(), until=None) -> RunResult:
     events: list = []
     trace = Trace()
     trace.add_sink(events.append)
-    eng = Engine(sc, trace)
+    eng = Engine(sc, trace, extender_transport)
     if until is not None and not isinstance(until, int):
         until = parse_duration(str(until))
     elif isinstance(until, int):

@@ -631,3 +631,49 @@ def test_timeline_time_travel_replays_from_the_record(monkeypatch):
     tl.move_to(len(head) // 3)
     tl.move_to(len(head))
     assert rec.records == calls and all(c["error"] is None for c in rec.records)
+
+
+@pytest.mark.parametrize("case,weight,exts,want", [
+    # extender_test.go TestSchedulerWithExtenders "test 7": Node2Prioritizer (a Score plugin,
+    # weight 20) outweighs FakeExtender1's Node1PrioritizerExtender: node2
+    ("test 7", 20, [([true_predicate], [(prefer("node1"), 10)], True)], "node2"),
+    # "test 8": an extender that is not interested (errors on every call) is never called;
+    # Node2Prioritizer (weight 1) decides: node2
+    ("test 8", 1, [([error_predicate], [(error_prioritizer, 10)], False)], "node2"),
+])
+def test_scheduler_with_extenders_and_a_score_plugin(case, weight, exts, want, monkeypatch):
+    from engine.framework.interface import ScorePlugin
+    from engine.plugins import registry
+
+    class Node2Prioritizer(ScorePlugin):
+        """fake_extender.go node2PrioritizerPlugin: 100 on node2, 10 elsewhere."""
+        name = "Node2Prioritizer"
+
+        def score(self, state, pod_, node_name):
+            return (100 if node_name == "node2" else 10), None
+
+    registry.register("Node2Prioritizer", lambda args, h: Node2Prioritizer())
+    servers = [Server(FakeExtender(predicates=p, prioritizers=pr)).__enter__() for p, pr, _i in exts]
+    try:
+        allow(monkeypatch, *servers)
+        cfgs = []
+        for s, (_p, _pr, interested) in zip(servers, exts):
+            c = ext_cfg(s.url, prioritizeVerb="prioritize", weight=1)
+            if not interested:
+                c["managedResources"] = [{"name": "example.com/foo"}]
+            cfgs.append(c)
+        data = scenario(cfgs, [node("node1"), node("node2"), pod("p")])
+        data["scheduler"]["profiles"] = [{"plugins": {"score": {"disabled": [{"name": "*"}],
+                                                                "enabled": [{"name": "Node2Prioritizer", "weight": weight}]}}}]
+        _e, events, _ = run(data, live())
+        end = cycle_end(events)
+        assert end["result"] == "Scheduled" and end["node"] == want, end
+        hs = next(e for e in events if e["type"] == "HostSelected")
+        if case == "test 7":
+            assert hs["scores"] == {"node1": 10 * 20 + 100 * 10, "node2": 100 * 20 + 10 * 10}
+        else:
+            assert servers[0].verbs() == [] and hs["scores"] == {"node1": 10, "node2": 100}
+    finally:
+        registry.unregister("Node2Prioritizer")
+        for s in servers:
+            s.stop()

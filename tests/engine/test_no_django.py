@@ -19,6 +19,11 @@ WALL_CLOCK = {
     ("datetime", "now"), ("datetime", "utcnow"), ("datetime", "today"), ("date", "today"),
 }
 RANDOM_OK = {"Random"}   # a seeded instance is fine; the module-level functions are not
+# The one place the engine package names a clock: the CLI, a process entry point like the web
+# server, hands time.perf_counter to the scheduler extenders' HTTP transport (engine/extender.py),
+# which only times each HTTP call (its latency, recorded data in the trace, replayed from a
+# record); no decision reads it.
+WALL_CLOCK_OK = {("engine/cli.py", "time.perf_counter")}
 
 
 def rel(path):
@@ -86,7 +91,7 @@ def test_no_global_random_or_wall_clock(path):
             parts = name.split(".")
             if len(parts) >= 2 and parts[-2] == "random" and parts[-1] not in RANDOM_OK:
                 problems.append(f"{node.lineno}: {name}")
-            if len(parts) >= 2 and (parts[-2], parts[-1]) in WALL_CLOCK:
+            if len(parts) >= 2 and (parts[-2], parts[-1]) in WALL_CLOCK and (rel(path), name) not in WALL_CLOCK_OK:
                 problems.append(f"{node.lineno}: {name}")
     assert not problems, f"{rel(path)}: " + "; ".join(problems)
 
