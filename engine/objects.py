@@ -596,7 +596,12 @@ class Node:
 
 
 def _valid_node_name(name: str) -> str | None:
-    return None if _NAME_RE.match(name) else f"{_q(name)} is not a valid name"
+    """A Node's name: a DNS subdomain, at most 253 characters (ValidateNodeName)."""
+    if not _NAME_RE.match(name):
+        return f"{_q(name)} is not a valid name"
+    if len(name) > 253:
+        return f"{_q(name)} is not a valid name: {len(name)} characters, at most 253"
+    return None
 
 
 _NODE_META = Record(Str("name", required=True, rule=_valid_node_name), StringMap("labels"))

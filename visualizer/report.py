@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import re
 import threading
 from collections import OrderedDict
 
@@ -112,6 +113,8 @@ def _pod_view(p, before) -> dict:
     v["time_s"] = seconds(p["time"]) if p.get("time") is not None else None
     if before is not None and (before["outcome"], before["node"]) != (p["outcome"], p["node"]):
         v["before"] = before
+        v["moved"] = before["outcome"] == p["outcome"]      # the same outcome on another node
+    v["gated"] = p["outcome"] == "pending" and not p["attempts"] and "SchedulingGates" in p["plugins"]
     return v
 
 
@@ -124,13 +127,15 @@ def present(row) -> dict:
     pods = [_pod_view(p, before.get(p["pod"])) for p in report["pods"]]
     groups = {o.replace("-", "_"): [p for p in pods if p["outcome"] == o]
               for o in ("pending", "binding", "bound", "deleted", "not-ours")}
-    for p in groups["pending"][:LIKE_LIMIT]:
+    for p in [p for p in groups["pending"] if not p["gated"]][:LIKE_LIMIT]:
         p["like"], p["like_fit_only"] = best_node_to_copy(c, p["pod"], with_reason=True)
-    changed = [p for p in pods if "before" in p]
+    changed = [p for p in pods if "before" in p and not p["moved"]]
+    moved = [p for p in pods if p.get("moved")]
     now_fit = [p for p in changed if p["outcome"] in ("bound", "binding") and p["before"]["outcome"] == "pending"]
     engine = c["run"].stepper.engine
     return {"report": report, "groups": groups, "counts": report["counts"], "total": report["total"],
-            "changed": changed, "now_fit": now_fit, "injections": describe_injections(row),
+            "changed": changed, "moved": moved, "now_fit": now_fit, "injections": describe_injections(row),
+            "suggested": next((p["like"] for p in groups["pending"] if p.get("like")), None),
             "time": seconds(c["time"]), "events": c["events"], "truncated": c["truncated"],
             "max_events": REPORT_MAX_EVENTS, "nodes": sorted(engine.nodes)[:NODE_LIMIT],
             "node_count": len(engine.nodes)}
@@ -175,12 +180,29 @@ def node_like(engine, name: str, new_name: str) -> dict:
     return out
 
 
+_WHATIF_SUFFIX = re.compile(r"(-whatif-\d+)+$")
+
+
 def free_name(engine, base: str) -> str:
-    for i in range(2, 10_000):
-        name = f"{base}-whatif-{i - 1}" if len(base) < 230 else f"whatif-{i - 1}"
+    """``<base>-whatif-<n>`` with the first ``n`` no node has (a copy of a copy counts on
+    from the original's name)."""
+    base = _WHATIF_SUFFIX.sub("", base)
+    for i in range(1, 10_000):
+        name = f"{base}-whatif-{i}" if len(base) < 230 else f"whatif-{i}"
         if name not in engine.nodes:
             return name
     return "whatif-node"
+
+
+def pod_requests(engine, key: str) -> str:
+    """The pod's requests as Kubernetes writes them (``cpu 2, memory 48Gi``), for the
+    what-if forms; empty if it requests nothing."""
+    from visualizer.panels.common import quantity
+    pod = engine.pods.get(key)
+    if pod is None:
+        return ""
+    reqs = getattr(pod, "requests", None) or {}
+    return ", ".join(f"{r} {quantity(r, v)}" for r, v in sorted(reqs.items()) if v)
 
 
 POD_DROP_META = ("managedFields", "resourceVersion", "uid", "creationTimestamp", "generation", "ownerReferences")
@@ -216,8 +238,8 @@ def best_node_to_copy(c, pod_key: str, with_reason: bool = False):
         a = getattr(engine.nodes[name], "allocatable", None) or {}
         return (a.get("cpu", 0) or 0, a.get("memory", 0) or 0)
     fit_only = [n for n in only_fit if n in engine.nodes]
-    pool = fit_only or list(engine.nodes)
-    best = max(pool, key=lambda n: (size(n), [-ord(ch) for ch in n]))
+    pool = sorted(fit_only or engine.nodes)
+    best = max(pool, key=size)      # the first of the largest by name: an original before its copies
     return (best, bool(fit_only)) if with_reason else best
 
 
@@ -240,3 +262,52 @@ def _nodes_rejected_only_by_fit(run: ReportRun, pod_key: str) -> list:
                 and e.get("code") not in ("Success", "Skip"):
             rejected.setdefault(e["node"], set()).add(e.get("plugin"))
     return [n for n, plugins in rejected.items() if plugins == {"NodeResourcesFit"}]
+
+
+# ---------------------------------------------------------------------- a what-if, checked
+
+WHATIF_KINDS = ("Node", "Pod")
+_INJECT_PLACE = re.compile(r"^inject\[\d+\]\.(create|update|delete)\.?")
+
+
+def check_whatif(engine, verb: str, body: dict) -> list:
+    """What makes a what-if a no-op or not a what-if at all, against the cluster as the
+    session shows it (``engine``): deleting or updating a node or pod that is not there,
+    creating one that is, changing a pod that is no longer pending (v1.28 lets no bound pod's
+    requests or node change). The session page's inject form allows these (they are skipped
+    actions, a lesson in themselves); a what-if that changes nothing would only mislead."""
+    kind = body.get("kind")
+    meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+    name = meta.get("name") if verb != "delete" else body.get("name")
+    ns = (meta.get("namespace") if verb != "delete" else body.get("namespace")) or "default"
+    if kind not in WHATIF_KINDS:
+        return [f"kind: {str(kind)[:60]!r}: a what-if adds, removes or changes a Node or a Pod"]
+    if not isinstance(name, str) or not name:
+        return []        # the engine's validation names what is missing
+    if kind == "Node":
+        here = name in engine.nodes
+        label = f"node {name}"
+    else:
+        key = f"{ns}/{name}"
+        here = key in engine.pods
+        label = f"pod {key}"
+    if verb == "create" and here:
+        return [f"metadata.name: {label[:300]} is already in the cluster: give the new one another name"]
+    if verb in ("update", "delete") and not here:
+        return [f"{'metadata.name' if verb == 'update' else 'name'}: {label[:300]} is not in the cluster now"]
+    if verb == "update" and kind == "Pod":
+        pod = engine.pods[f"{ns}/{name}"]
+        if pod.node_name:
+            return [f"{label[:300]} is bound to {pod.node_name}: only a pending pod's requests can change "
+                    "(Kubernetes v1.28 does not let a bound pod's requests or node change)"]
+        spec = body.get("spec") if isinstance(body.get("spec"), dict) else {}
+        if spec.get("nodeName"):
+            return ["spec.nodeName: a what-if leaves the choice of node to the scheduler: remove spec.nodeName"]
+    return []
+
+
+def plain_problem(problem: str) -> str:
+    """An injection's problem with its place as the report's form has it (``the manifest:
+    status.allocatable.memory: ...``), not the inject list's ``inject[3].create.``."""
+    rest = _INJECT_PLACE.sub("", problem)
+    return problem if rest == problem else f"the manifest: {rest}"

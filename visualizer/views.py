@@ -465,24 +465,28 @@ def _whatif_form(request, c, role) -> dict | None:
         return None
     kind = request.GET.get("whatif")
     engine = c["run"].stepper.engine
-    pod = request.GET.get("pod") or ""
+    pod = (request.GET.get("pod") or "")[:history.MAX_POD_KEY]
     if kind == "add-node":
         like = request.GET.get("like") or (rep.best_node_to_copy(c, pod) if pod else None) or next(iter(engine.nodes), None)
         if like not in engine.nodes:
-            return {"kind": kind, "problem": f"like: {like!r} is not a node of the cluster"}
+            return {"kind": kind, "problem": f"like: {str(like)[:100]!r} is not a node of the cluster"}
         manifest = rep.node_like(engine, like, rep.free_name(engine, like))
         return {"kind": kind, "like": like, "pod": pod, "form": "yaml", "verb": "create",
+                "requests": rep.pod_requests(engine, pod) if pod else "",
                 "manifest": yaml.safe_dump(manifest, sort_keys=False, default_flow_style=False)}
     if kind == "remove-node":
         node = request.GET.get("node") or ""
         if node not in engine.nodes:
-            return {"kind": kind, "problem": f"node: {node!r} is not a node of the cluster"}
+            return {"kind": kind, "problem": f"node: {node[:100]!r} is not a node of the cluster"}
         return {"kind": kind, "node": node, "pod": pod, "form": "delete"}
     if kind == "requests":
         manifest = rep.pod_manifest(engine, pod)
         if manifest is None:
-            return {"kind": kind, "problem": f"pod: {pod!r} is not a pod of the cluster"}
-        return {"kind": kind, "pod": pod, "form": "yaml", "verb": "update",
+            return {"kind": kind, "problem": f"pod: {pod[:100]!r} is not a pod of the cluster"}
+        if engine.pods[pod].node_name:
+            return {"kind": kind, "problem": f"pod: {pod[:100]} is bound to {engine.pods[pod].node_name} in the "
+                                             "report's run: only a pending pod's requests can change"}
+        return {"kind": kind, "pod": pod, "form": "yaml", "verb": "update", "requests": rep.pod_requests(engine, pod),
                 "manifest": yaml.safe_dump(manifest, sort_keys=False, default_flow_style=False)}
     return None
 
@@ -501,9 +505,20 @@ def _report(request, token, role):
         else:
             msg = {"action": "inject", **{k: request.POST.get(k, "") for k in ("form", "verb", "manifest", "kind", "name")}}
             try:
+                if form == "delete" and msg["kind"] not in rep.WHATIF_KINDS:
+                    raise runner.ControlError([f"kind: {msg['kind'][:60]!r} is not Node or Pod"])
+                from visualizer import injections as inject_forms
+                with runner.open_live(session.pk) as live:
+                    verb, body = inject_forms.build(msg, live)
+                    engine = live.stepper.engine
+                    if not engine._loaded:       # before the first step: the cluster as loaded
+                        engine = live.loaded_at_start().engine
+                    refused = rep.check_whatif(engine, verb, body)
+                if refused:
+                    raise runner.ControlError(refused)
                 runner.control(session.pk, msg)
             except runner.ControlError as e:
-                problems, status, posted = list(e.problems), 400, dict(msg)
+                problems, status, posted = [rep.plain_problem(p) for p in e.problems], 400, dict(msg)
             except EngineError as e:
                 problems, status = [f"This session cannot be rebuilt here: {e}"], 503
             else:
@@ -526,7 +541,11 @@ def _report(request, token, role):
     whatif = _whatif_form(request, c, role)
     if posted is not None:
         whatif = {"kind": request.POST.get("whatif") or "", "form": posted.get("form"), "verb": posted.get("verb"),
-                  "manifest": posted.get("manifest"), "node": posted.get("name"), "pod": request.POST.get("pod", "")}
+                  "manifest": posted.get("manifest"), "node": posted.get("name"), "pod": request.POST.get("pod", ""),
+                  "like": request.POST.get("like", ""), "problems": problems}
+        problems = []           # shown in the what-if's own box, next to the form
+        if whatif["pod"]:
+            whatif["requests"] = rep.pod_requests(c["run"].stepper.engine, whatif["pod"])
     description = (c["scenario"].description or "").strip()
     ctx.update({"session": session, "role": role, "token": token, "problems": problems, "whatif": whatif,
                 "description": markdown.render(description) if description else "",

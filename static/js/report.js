@@ -1,16 +1,23 @@
 // The pending-pods report (templates/visualizer/report.html): a pod's history opens beside the
-// list (htmx swaps it into #report-history); its close button empties that box again, and the
-// what-if pickers submit as soon as a node is chosen from the keyboard or mouse.
+// list (htmx swaps it into #report-history); its close button, or Escape, empties that box
+// again and gives the focus back to the History button that opened it.
 (function () {
   "use strict";
+  function closeHistory() {
+    var box = document.getElementById("report-history");
+    if (!box || !box.querySelector("[data-pod-history]")) return false;
+    box.innerHTML = '<p class="empty">Choose a pod\u2019s <strong>History</strong>: its scheduling cycles in this run appear here, kube-scheduler\u2019s summary first.</p>';
+    var opener = document.querySelector("[data-open-history][aria-current]");
+    if (opener) { opener.removeAttribute("aria-current"); opener.focus(); }
+    return true;
+  }
+  document.addEventListener("keydown", function (ev) {
+    if (ev.key === "Escape" && !ev.defaultPrevented && closeHistory()) ev.preventDefault();
+  });
   document.addEventListener("click", function (ev) {
     var close = ev.target.closest("[data-history-close]");
     var box = document.getElementById("report-history");
-    if (close && box && box.contains(close)) {
-      box.innerHTML = '<p class="empty">Choose a pod\u2019s <strong>History</strong>: its scheduling cycles in this run appear here, kube-scheduler\u2019s summary first.</p>';
-      var opener = document.querySelector("[data-open-history][aria-current]");
-      if (opener) { opener.removeAttribute("aria-current"); opener.focus(); }
-    }
+    if (close && box && box.contains(close)) closeHistory();
     var open = ev.target.closest("[data-open-history]");
     if (open) {
       document.querySelectorAll("[data-open-history][aria-current]").forEach(function (a) { a.removeAttribute("aria-current"); });

@@ -196,7 +196,9 @@ def test_a_held_out_dump_the_report_lists_exactly_its_pending_pods_as_engine_exp
         block = pod_block(page, p["pod"])
         if p["message"] is None:        # a gated pod (make_dump's waiting-for-quota): never tried
             assert p["attempts"] == 0 and p["plugins"] == ["SchedulingGates"]
-            assert "data-never-attempted>Never attempted: it waits for its scheduling gates" in block
+            # kube-scheduler's own words for it (the PodScheduled condition's SchedulingGated)
+            assert "data-never-attempted>Scheduling is blocked due to non-empty scheduling gates" in block
+            assert 'data-whatif-link="add-node"' not in block        # no node can help it
             continue
         assert f"data-fit-error>{p['message']}</p>" in block
         assert p["message"].startswith(f"0/{sum(1 for o in docs['items'] if o.get('kind') == 'Node')} nodes are available: ")
@@ -210,3 +212,65 @@ def test_the_report_history_says_it_is_the_reports_run_and_leads_back_to_the_rep
     assert "Updates as the session moves" not in fragment
     page = client.get(base).content.decode()
     assert f'<a href="/s/{session.presenter_token}/report/">← back to the report</a>' in page
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fields, problem", [
+    ({"form": "delete", "kind": "Node", "name": "ghost"}, "name: node ghost is not in the cluster now"),
+    ({"form": "delete", "kind": "Pod", "name": "a/b"}, "name: pod a/b is not in the cluster now"),
+    ({"form": "delete", "name": "n1"}, "kind: '' is not Node or Pod"),
+    ({"form": "yaml", "verb": "create", "manifest": "kind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '1'}}"},
+     "metadata.name: node n1 is already in the cluster"),
+    ({"form": "yaml", "verb": "update", "manifest": "kind: Pod\nmetadata: {name: ghost}\nspec: {containers: [{name: c}]}"},
+     "metadata.name: pod default/ghost is not in the cluster now"),
+    ({"form": "yaml", "verb": "create", "manifest": "kind: Secret\nmetadata: {name: s}"},
+     "kind: 'Secret': a what-if adds, removes or changes a Node or a Pod"),
+])
+def test_a_what_if_that_would_change_nothing_is_refused_and_not_recorded(client, session, fields, problem):
+    response = client.post(f"/s/{session.presenter_token}/report/", fields)
+    assert response.status_code == 400
+    assert problem in text_of(response)
+    assert Session.objects.get(pk=session.pk).injections == []
+
+
+@pytest.mark.django_db
+def test_a_bound_pods_requests_are_not_a_what_if(client, session):
+    base = f"/s/{session.presenter_token}/report/"
+    with runner.open_live(session.pk) as live:       # the session page shows web-1 bound
+        live.run_until(5)
+        live.persist()
+    page = text_of(client.get(base + "?whatif=requests&pod=default/web-1"))
+    assert "only a pending pod's requests can change" in page
+    manifest = "kind: Pod\nmetadata: {name: web-1, namespace: default}\nspec: {containers: [{name: c}]}"
+    response = client.post(base, {"form": "yaml", "verb": "update", "manifest": manifest})
+    assert response.status_code == 400 and "is bound to n" in text_of(response)
+    assert Session.objects.get(pk=session.pk).injections == []
+
+
+@pytest.mark.django_db
+def test_a_failed_what_if_keeps_its_form_and_names_the_field_plainly(client, session):
+    base = f"/s/{session.presenter_token}/report/"
+    manifest = "kind: Node\nmetadata: {name: n9}\nstatus: {allocatable: {memory: 12x}}"
+    response = client.post(base, {"form": "yaml", "verb": "create", "manifest": manifest, "whatif": "add-node",
+                                  "like": "n1", "pod": "default/big"})
+    assert response.status_code == 400
+    page = html.unescape(response.content.decode())
+    box = re.search(r'<section class="whatif".*?</section>', page, re.S).group(0)
+    assert "a node like <code>n1</code>" in box and "data-report-problems" in box
+    assert "the manifest: status.allocatable.memory" in box and "inject[" not in box
+    assert "<code>default/big</code> requests cpu 3." in box
+
+
+@pytest.mark.django_db
+def test_a_copy_of_a_copy_is_named_from_the_original_and_a_moved_pod_says_where_it_was(client, session):
+    base = f"/s/{session.presenter_token}/report/"
+    form = client.get(base + "?whatif=add-node&like=n1").content.decode()
+    node = yaml.safe_load(html.unescape(re.search(r"data-whatif-manifest>(.*?)</textarea>", form, re.S).group(1)))
+    assert client.post(base, {"form": "yaml", "verb": "create", "manifest": yaml.safe_dump(node)}).status_code == 302
+    again = client.get(base + "?whatif=add-node&like=n1-whatif-1").content.decode()
+    assert "name: n1-whatif-2" in again and "whatif-1-whatif" not in again
+    # without n2, the pod that was on n2 is bound elsewhere: "was on n2", not a changed outcome
+    assert client.post(base, {"form": "delete", "kind": "Node", "name": "n2"}).status_code == 302
+    page = html.unescape(client.get(base + "?applied=1").content.decode())
+    assert "data-before>was on n2</span>" in page
+    assert "data-injection-new>just applied" in page
