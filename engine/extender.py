@@ -60,11 +60,47 @@ def allowed_prefixes(environ=None) -> set:
 # ============================================================================ Go's encoding/json
 
 def go_json(obj) -> bytes:
-    """``json.Marshal`` as Go writes it: compact, UTF-8, HTML characters escaped."""
-    text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    """``json.Marshal`` as Go writes it: compact, UTF-8, HTML characters escaped. (A NaN or an
+    infinity, which no Kubernetes object can hold but a manifest's unknown field may, is
+    written as the string YAML spells it.)"""
+    try:
+        text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_go_value)
+    except ValueError:
+        text = json.dumps(_finite(obj), separators=(",", ":"), ensure_ascii=False, allow_nan=False,
+                          default=_go_value)
     text = (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
     return text.encode("utf-8")
+
+
+def _go_value(v):
+    """What YAML reads but JSON has no type for: a timestamp as metav1.Time writes it (RFC 3339,
+    UTC, whole seconds), a date as written, bytes in base64 (Go's []byte), anything else as text."""
+    import base64
+    import datetime as _dt
+    if isinstance(v, _dt.datetime):
+        if v.tzinfo is not None:
+            v = v.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+        return v.strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(v, _dt.date):
+        return v.isoformat()
+    if isinstance(v, (bytes, bytearray)):
+        return base64.b64encode(bytes(v)).decode("ascii")
+    if isinstance(v, (set, frozenset, tuple)):
+        return list(v)
+    return str(v)
+
+
+def _finite(v):
+    if isinstance(v, float) and v != v:
+        return ".nan"
+    if isinstance(v, float) and v in (float("inf"), float("-inf")):
+        return ".inf" if v > 0 else "-.inf"
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_finite(x) for x in v]
+    return v
 
 
 def pod_object(pod) -> dict:

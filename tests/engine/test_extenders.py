@@ -677,3 +677,14 @@ def test_scheduler_with_extenders_and_a_score_plugin(case, weight, exts, want, m
         registry.unregister("Node2Prioritizer")
         for s in servers:
             s.stop()
+
+
+def test_go_json_of_what_yaml_reads():
+    """Manifests may hold what YAML reads and JSON has no type for (an unquoted timestamp, a
+    date, !!binary, .nan): written as metav1.Time / Go's []byte would, never a crash."""
+    import datetime as dt
+    from engine.extender import go_json
+    v = {"t": dt.datetime(2024, 1, 1, 2, 0, tzinfo=dt.timezone(dt.timedelta(hours=2))), "d": dt.date(2024, 1, 1),
+         "b": b"hello", "n": float("nan"), "i": [float("inf")], "s": "a<b>&c"}
+    assert go_json(v) == (b'{"t":"2024-01-01T00:00:00Z","d":"2024-01-01","b":"aGVsbG8=","n":".nan","i":[".inf"],'
+                          b'"s":"a\\u003cb\\u003e\\u0026c"}')
