@@ -210,6 +210,17 @@ EXTENDER_FIELDS = ("urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "
 MAX_EXTENDER_TIMEOUT_US = 60 * US
 
 
+def _valid_http_url(url: str) -> bool:
+    """An http:// URL with a host and a valid port, no query or fragment."""
+    import urllib.parse
+    try:
+        parts = urllib.parse.urlsplit(url)
+        _ = parts.port
+    except ValueError:
+        return False
+    return parts.scheme == "http" and bool(parts.hostname) and not parts.query and not parts.fragment
+
+
 def parse_extenders(raw, place, probs: Problems) -> list:
     """``extenders``: each entry read and validated as upstream's validateExtenders does
     (``pkg/scheduler/apis/config/validation/validation.go``: a prioritizeVerb needs a positive
@@ -240,9 +251,10 @@ def parse_extenders(raw, place, probs: Problems) -> list:
         url = get_str(e, "urlPrefix", ep, probs) or ""
         if not url:
             probs.add(f"{ep}.urlPrefix", "is required")
-        elif not url.startswith("http://"):
-            probs.add(f"{ep}.urlPrefix", f"{_q(url)} is not an http:// URL (the engine calls extenders "
-                                         f"over plain HTTP only; HTTPS is not supported)")
+        elif not url.startswith("http://") or not _valid_http_url(url):
+            probs.add(f"{ep}.urlPrefix", f"{_q(url)} is not a plain http:// URL (http, a host, a valid port, "
+                                         f"no query or fragment; the engine calls extenders over plain HTTP "
+                                         f"only, HTTPS is not supported)")
         elif normalize_prefix(url) not in allowed:
             probs.add(f"{ep}.urlPrefix", f"{_q(url)} is not an extender this process may call: the "
                                          f"environment variable {ENV_VAR} (a comma-separated list of "

@@ -359,7 +359,11 @@ class HTTPTransport:
         if prefix not in self.allowed or not req.url.startswith(prefix + "/"):
             return ExtenderReply(error=f'Post "{req.url}": refused: {req.extender} is not in {ENV_VAR}, '
                                        f'the extenders this process may call')
-        parts = urllib.parse.urlsplit(req.url)
+        try:
+            parts = urllib.parse.urlsplit(req.url)
+            port = parts.port or 80
+        except ValueError as e:
+            return ExtenderReply(error=f'Post "{req.url}": {e}')
         if parts.scheme != "http" or not parts.hostname:
             return ExtenderReply(error=f'Post "{req.url}": unsupported URL (only http:// is called)')
         path = parts.path or "/"
@@ -369,7 +373,7 @@ class HTTPTransport:
         deadline = start + req.timeout
         conn = None
         try:
-            conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=max(req.timeout, 0.001))
+            conn = http.client.HTTPConnection(parts.hostname, port, timeout=max(req.timeout, 0.001))
             conn.connect()
             sock = conn.sock        # kept: the connection lets go of it once the reply is read
             sock.settimeout(max(deadline - self.clock(), 0.001))
@@ -399,9 +403,9 @@ class HTTPTransport:
             return ExtenderReply(error=f'Post "{req.url}": the reply is larger than {MAX_RESPONSE_BYTES} bytes',
                                  latency=self._since(start))
         except ConnectionRefusedError:
-            return ExtenderReply(error=f'Post "{req.url}": dial tcp {parts.hostname}:{parts.port or 80}: '
+            return ExtenderReply(error=f'Post "{req.url}": dial tcp {parts.hostname}:{port}: '
                                        f'connect: connection refused', latency=self._since(start))
-        except (OSError, http.client.HTTPException) as e:
+        except (OSError, http.client.HTTPException, ValueError) as e:
             reason = (e.strerror if isinstance(e, OSError) and e.strerror else str(e)) or type(e).__name__
             return ExtenderReply(error=f'Post "{req.url}": {reason}', latency=self._since(start))
         finally:
