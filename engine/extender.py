@@ -27,7 +27,6 @@ Three parts:
 """
 from __future__ import annotations
 
-import copy
 import hashlib
 import http.client
 import json
@@ -108,7 +107,7 @@ def pod_object(pod) -> dict:
     engine holds, with what the API server set (uid, namespace, the resolved priority, the
     node it is bound to, its nominated node). Like objects from an informer it carries no
     apiVersion/kind."""
-    m = copy.deepcopy(pod.manifest) if isinstance(pod.manifest, dict) else {}
+    m = dict(pod.manifest) if isinstance(pod.manifest, dict) else {}      # what changes is copied
     m.pop("apiVersion", None)
     m.pop("kind", None)
     md = m.get("metadata") if isinstance(m.get("metadata"), dict) else {}
@@ -130,7 +129,7 @@ def pod_object(pod) -> dict:
 
 def node_object(node) -> dict:
     """The v1.Node from the manifest the engine holds (no apiVersion/kind)."""
-    m = copy.deepcopy(node.manifest) if isinstance(node.manifest, dict) else {}
+    m = dict(node.manifest) if isinstance(node.manifest, dict) else {}    # what changes is copied
     m.pop("apiVersion", None)
     m.pop("kind", None)
     md = m.get("metadata") if isinstance(m.get("metadata"), dict) else {}
