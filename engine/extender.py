@@ -566,13 +566,15 @@ def _emit_call(trace, ext, pod_key, cycle, seq, verb, url, nodes, reply, error, 
                    latency=reply.latency if reply is not None else 0.0, results=results, **more)
 
 
-def find_nodes_that_pass_extenders(loop, fwk, pod, feasible, statuses):
+def find_nodes_that_pass_extenders(loop, fwk, pod, feasible, statuses, nominated=False):
     """findNodesThatPassExtenders (schedule_one.go): the interested extenders in order, each
     given the nodes the previous ones kept; failedAndUnresolvable -> UnschedulableAndUnresolvable
     (with the reasons the node already had), failed -> Unschedulable (a reason appended to the
     node's status, or a new one), unless unresolvable too. A call error fails the cycle
     (``(None, Status(Error))``) unless the extender is ignorable (then it is skipped).
-    Returns ``(nodes, None)``."""
+    Returns ``(nodes, None)``. ``nominated``: the pod's nominated node alone is evaluated
+    (evaluateNominatedNode), where an error only ends that evaluation (upstream logs it and the
+    full pass follows): it is traced as ignored."""
     tr = loop.trace
     for ext in loop.extenders:
         if not feasible:
@@ -610,9 +612,10 @@ def find_nodes_that_pass_extenders(loop, fwk, pod, feasible, statuses):
                 kept.append(ni)
         except ExtenderCallError as e:
             err = str(e)
-            code = "Skip" if ext.is_ignorable() else "Error"
+            ignored = ext.is_ignorable() or nominated
+            code = "Skip" if ignored else "Error"
             _emit_call(tr, ext, pod.key, fwk.cycle, seq, "filter", req.url, len(feasible), reply, err,
-                       ext.is_ignorable(), None)
+                       ignored, None)
             if tr.enabled:
                 for ni in feasible:
                     tr.emit("PluginResult", pod=pod.key, cycle=fwk.cycle, point="Filter", plugin=ext.name,

@@ -212,7 +212,7 @@ def find_nodes_that_fit_pod(loop, fwk, state, pod, snap):
                 # evaluateNominatedNode runs the extenders too; an error there is only logged
                 # upstream, and the full pass follows
                 feasible, err = find_nodes_that_pass_extenders(loop, fwk, pod, feasible,
-                                                               diagnosis.node_to_status_map)
+                                                               diagnosis.node_to_status_map, nominated=True)
                 feasible = feasible or []
             if feasible:
                 if loop.trace.enabled:

@@ -688,3 +688,17 @@ def test_go_json_of_what_yaml_reads():
          "b": b"hello", "n": float("nan"), "i": [float("inf")], "s": "a<b>&c"}
     assert go_json(v) == (b'{"t":"2024-01-01T00:00:00Z","d":"2024-01-01","b":"aGVsbG8=","n":".nan","i":[".inf"],'
                           b'"s":"a\\u003cb\\u003e\\u0026c"}')
+
+
+def test_nominated_node_goes_through_the_extenders_first(monkeypatch):
+    """evaluateNominatedNode (schedule_one.go) runs findNodesThatPassExtenders on the nominated
+    node alone: the extender rejects it, so every node is evaluated and the extender sees them."""
+    with Server(FakeExtender([only("n2")])) as s:
+        allow(monkeypatch, s)
+        p = pod("p")
+        p["status"] = {"nominatedNodeName": "n1"}
+        _e, events, _ = run(scenario([ext_cfg(s.url, nodeCacheCapable=True)], [node("n1"), node("n2"), p]), live())
+        assert [a["NodeNames"] for v, a, _b in s.ext.calls] == [["n1"], ["n1", "n2"]]
+        ev = next(e for e in events if e["type"] == "NominatedNodeEvaluated")
+        assert ev["fits"] is False
+        assert cycle_end(events)["node"] == "n2"
