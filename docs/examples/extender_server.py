@@ -2,8 +2,9 @@
 """A small scheduler extender (standard library only) that speaks kube-scheduler v1.28's
 extender protocol (k8s.io/kube-scheduler/extender/v1 types, as Go's encoding/json writes them).
 
-It reads node labels, so it needs no cache of its own (use it with or without
-``nodeCacheCapable``: it reads ``Nodes.items`` when given nodes, and only names otherwise):
+It decides by node labels, read from the Node objects it is sent (``Nodes.items``); it keeps
+the labels of the nodes it has seen, and with ``nodeCacheCapable`` (node names only) it knows
+no others: a real extender would watch the nodes itself. Run it without ``nodeCacheCapable``:
 
 - ``POST /filter`` (ExtenderArgs -> ExtenderFilterResult): a node labelled
   ``extender.example.com/pool=never`` fails and preemption cannot help there

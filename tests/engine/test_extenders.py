@@ -702,3 +702,75 @@ def test_nominated_node_goes_through_the_extenders_first(monkeypatch):
         ev = next(e for e in events if e["type"] == "NominatedNodeEvaluated")
         assert ev["fits"] is False
         assert cycle_end(events)["node"] == "n2"
+
+
+def test_the_example_extender_and_its_scenario(monkeypatch):
+    """docs/examples/extender_server.py on loopback with docs/examples/extender.yaml (the URL's
+    port replaced): web goes to fast (the extender's score 9 × 2 × 10 tips it), trainer to gpu
+    (the only node left after the extender's filter), both bound by the extender."""
+    import importlib.util
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("extender_server", root / "docs/examples/extender_server.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    srv, ext = mod.serve(0)
+    try:
+        url = f"http://127.0.0.1:{srv.server_address[1]}/scheduler"
+        monkeypatch.setenv("SCHEDULER_EXTENDERS", url)
+        text = (root / "docs/examples/extender.yaml").read_text().replace("http://127.0.0.1:8888/scheduler", url)
+        sc = Scenario.from_text(text)
+        events = []
+        tr = Trace()
+        tr.add_sink(events.append)
+        eng = Engine(sc, tr, live())
+        eng.run()
+        pods = eng.state()["pods"]
+        assert pods["default/web"]["nodeName"] == "fast" and pods["default/trainer"]["nodeName"] == "gpu"
+        assert [(b["PodName"], b["Node"]) for b in ext.bindings] == [("web", "fast"), ("trainer", "gpu")]
+        uu = [e for e in events if e["type"] == "PluginResult" and e.get("extender") and e["node"] == "reserved"]
+        assert {e["code"] for e in uu} == {"UnschedulableAndUnresolvable"}
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+@pytest.mark.parametrize("cache_capable", [False, True])
+def test_the_example_extender_preempts(cache_capable, monkeypatch):
+    """The example extender keeps preemption candidates but nodes labelled
+    extender.example.com/pool=no-preemption (it knows the labels of the nodes it was sent
+    before: a first pod's filter call): n2 is, so the preemptor is nominated to n1 (two victims)
+    where DefaultPreemption alone picks n2 (one victim)."""
+    import importlib.util
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("extender_server", root / "docs/examples/extender_server.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    srv, _ext = mod.serve(0)
+    try:
+        url = f"http://127.0.0.1:{srv.server_address[1]}/scheduler"
+        monkeypatch.setenv("SCHEDULER_EXTENDERS", url)
+        objs = [node("n1", cpu="2"), node("n2", cpu="2", labels={"extender.example.com/pool": "no-preemption"}),
+                pod("v1", priority=0, node_name="n1"), pod("v2", priority=0, node_name="n2"),
+                pod("small", cpu="500m", priority=0)]
+        data = {"kind": "Scenario", "metadata": {"name": "x"}, "objects": objs,
+                "actions": [{"at": 1, "create": pod("p", cpu="2", priority=100)}]}
+        _e, events, _ = run(data, None, until=2_000_000)
+        assert cycle_end(events, "default/small")["node"] == "n1"
+        assert cycle_end(events)["nominatedNode"] == "n2"          # without the extender
+        data["scheduler"] = {"extenders": [{"urlPrefix": url, "filterVerb": "filter", "preemptVerb": "preempt",
+                                            "nodeCacheCapable": cache_capable}]}
+        _e, events, _ = run(data, live(), until=2_000_000)
+        call = next(e for e in events if e["type"] == "ExtenderCall" and e["verb"] == "preempt")
+        if cache_capable:
+            # sent only node names, the example knows no labels: it keeps every candidate
+            assert call["error"] is None and sorted(call["results"]) == ["n1", "n2"]
+            assert cycle_end(events)["nominatedNode"] == "n2"
+            return
+        assert list(call["results"]) == ["n1"]
+        assert cycle_end(events)["nominatedNode"] == "n1"
+        assert sorted(e["pod"] for e in events if e["type"] == "PodDeleted") == ["default/small", "default/v1"]
+    finally:
+        srv.shutdown()
+        srv.server_close()
