@@ -123,8 +123,15 @@ class FakeExtender:
                      for n, v in args["NodeNameToVictims"].items()}
         out = {}
         for n, (uids, pdb) in given.items():
-            keep = (n in self.preempt_keep) if self.preempt_keep is not None else \
-                self.run_predicates(args["Pod"], n)[0] == SUCCESS
+            if self.preempt_keep is not None:
+                keep = n in self.preempt_keep
+            else:
+                # selectVictimsOnNodeByExtender without a node cache: the predicates decide;
+                # an Error is the call's error
+                code, msg = self.run_predicates(args["Pod"], n)
+                if code == ERROR:
+                    raise RuntimeError(msg)
+                keep = code == SUCCESS
             if keep:
                 out[n] = {"Pods": [{"UID": u} for u in uids], "NumPDBViolations": pdb}
         return {"NodeNameToMetaVictims": out}

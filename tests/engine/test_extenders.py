@@ -774,3 +774,52 @@ def test_the_example_extender_preempts(cache_capable, monkeypatch):
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+# default_preemption_test.go TestPreempt, its extender cases. Upstream calls Preempt directly
+# with an empty NodeToStatusMap; here the pod first fails Filter everywhere, so the nodes its
+# cases leave empty (where it would simply fit) are left out: they are never candidates (no
+# victims) and change nothing. Nodes: cpu 500m, memory 500 (veryLargeRes); the preemptor asks
+# for all of it at priority 1000; FakeExtender.ProcessPreemption keeps a candidate where its
+# predicates pass.
+_SMALL = {"requests": {"cpu": "100m", "memory": "100"}}
+_LARGE = {"requests": {"cpu": "300m", "memory": "300"}}
+TEST_PREEMPT = [
+    ("Scheduler extenders allow only node1, otherwise node3 would have been chosen",
+     ["node1", "node3"], [("p1.1", "node1", 100, _SMALL), ("p1.2", "node1", 0, _SMALL), ("p2.1", "node3", 100, _LARGE)],
+     [([true_predicate], False, True), ([only("node1")], False, True)], "node1", ["p1.1", "p1.2"]),
+    ("Scheduler extenders do not allow any preemption",
+     ["node1", "node2"], [("p1.1", "node1", 100, _SMALL), ("p1.2", "node1", 0, _SMALL), ("p2.1", "node2", 100, _LARGE)],
+     [([false_predicate], False, True)], None, []),
+    ("One scheduler extender allows only node1, the other returns error but ignorable. Only node1 would be chosen",
+     ["node1", "node2"], [("p1.1", "node1", 100, _SMALL), ("p1.2", "node1", 0, _SMALL), ("p2.1", "node2", 100, _LARGE)],
+     [([error_predicate], True, True), ([only("node1")], False, True)], "node1", ["p1.1", "p1.2"]),
+    ("One scheduler extender allows only node1, but it is not interested in given pod, otherwise node1 would have been chosen",
+     ["node1", "node2"], [("p1.1", "node1", 100, _SMALL), ("p1.2", "node1", 0, _SMALL), ("p2.1", "node2", 100, _LARGE)],
+     [([only("node1")], False, False), ([true_predicate], False, True)], "node2", ["p2.1"]),
+]
+
+
+@pytest.mark.parametrize("case,nodes,victims,exts,want,deleted", TEST_PREEMPT, ids=[c[0][:60] for c in TEST_PREEMPT])
+def test_preempt_with_extenders(case, nodes, victims, exts, want, deleted, monkeypatch):
+    servers = [Server(FakeExtender(predicates=p)).__enter__() for p, _i, _int in exts]
+    try:
+        allow(monkeypatch, *servers)
+        cfgs = []
+        for i, (s, (_p, ignorable, interested)) in enumerate(zip(servers, exts)):
+            c = {"urlPrefix": s.url, "preemptVerb": "preempt", "ignorable": ignorable}
+            if not interested:
+                c["managedResources"] = [{"name": f"example.com/other{i}"}]
+            cfgs.append(c)
+        objs = [node(n, cpu="500m", extra={"memory": "500"}) for n in nodes]
+        objs += [pod(name, priority=prio, node_name=n, resources=res) for name, n, prio, res in victims]
+        objs.append(pod("p", priority=1000, resources={"requests": {"cpu": "500m", "memory": "500"}}))
+        _e, events, _ = run(scenario(cfgs, objs), live(), until=0)
+        end = cycle_end(events)
+        assert end["result"] == "Unschedulable" and end["nominatedNode"] == want, end
+        assert sorted(e["pod"] for e in events if e["type"] == "PodDeleted") == [f"default/{d}" for d in deleted]
+        if want is None:
+            assert end["message"].endswith("preemption: no candidate node for preemption.")
+    finally:
+        for s in servers:
+            s.stop()
