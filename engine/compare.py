@@ -491,14 +491,19 @@ def side_by_side(a: dict | None, b: dict | None) -> dict:
 
 # ---------------------------------------------------------------------- what changed
 
-def _same(x: dict, y: dict, ignore=("seq",)) -> bool:
+# what two runs of the same scenario may differ in without differing: the trace position, and
+# a scheduler extender call's latency (measured, engine/extender.py)
+SAME_EVENT_IGNORES = ("seq", "latency")
+
+
+def _same(x: dict, y: dict, ignore=SAME_EVENT_IGNORES) -> bool:
     """Two trace events are the same event when every field but ``ignore`` is equal."""
     if x.keys() - set(ignore) != y.keys() - set(ignore):
         return False
     return all(x[k] == y[k] for k in x if k not in ignore)
 
 
-def first_divergence(ea: list, eb: list, ignore=("seq",)):
+def first_divergence(ea: list, eb: list, ignore=SAME_EVENT_IGNORES):
     """The index of the first trace event that differs between two runs (the fields in
     ``ignore`` aside), or None when the traces are the same length and agree."""
     n = min(len(ea), len(eb))
@@ -539,7 +544,7 @@ def _divergence(a: Run, b: Run, i: int) -> dict:
     res_b = cycle_results(b.events, cb) if cb is not None else None
     fields = []
     if ev_a is not None and ev_b is not None:
-        fields = sorted(k for k in set(ev_a) | set(ev_b) if k != "seq" and ev_a.get(k) != ev_b.get(k))
+        fields = sorted(k for k in set(ev_a) | set(ev_b) if k not in SAME_EVENT_IGNORES and ev_a.get(k) != ev_b.get(k))
     return {"index": i, "time": min(e["time"] for e in (ev_a, ev_b) if e is not None), "a": ev_a, "b": ev_b, "fields": fields,
             "cycle_a": ca, "cycle_b": cb, "relation_a": rel_a, "relation_b": rel_b,
             "side_by_side": side_by_side(res_a, res_b) if (res_a or res_b) else None}
@@ -556,7 +561,7 @@ def compare(a: Run, b: Run) -> dict:
     divergence = _divergence(a, b, i) if i is not None else None
     effect = None
     if divergence is not None and divergence["fields"] == ["message"]:
-        j = first_divergence(a.events, b.events, ignore=("seq", "message"))
+        j = first_divergence(a.events, b.events, ignore=SAME_EVENT_IGNORES + ("message",))
         if j is not None:
             effect = _divergence(a, b, j)
     pods = changed_pods(a.state, b.state)
