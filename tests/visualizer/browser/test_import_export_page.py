@@ -1,5 +1,6 @@
 """Import and export in a real browser: a cluster dump chosen in the library's file input starts
-a session whose narrative is the import report; the session page's export links download."""
+a session (opening on its pending-pods report, then the session page) whose narrative is the
+import report; the session page's export links download."""
 import gzip
 import json
 from pathlib import Path
@@ -19,6 +20,11 @@ def test_a_cluster_dump_upload_runs_and_the_position_exports(server, page, tmp_p
     page.goto(server.url + "/")
     page.locator('[data-form="scenario-upload"] input[type="file"]').set_input_files(str(dump))
     page.locator('[data-form="scenario-upload"] button[type="submit"]').click()
+    # a dump with pending pods opens on its pending-pods report (docs/why-pending.md), which
+    # leads on to the session page
+    page.wait_for_url("**/s/*/report/", timeout=60_000)
+    expect(page.locator("[data-report-pod]").first).to_be_visible()
+    page.locator("[data-back-to-session]").click()
     page.wait_for_url("**/s/*/", timeout=60_000)
     expect(page.locator(".session-title")).to_contain_text("Imported from cluster-dump.yaml")
     narrative = page.locator("#panel-narrative, [data-panel=narrative]").first
