@@ -257,7 +257,10 @@ def reload_session(session_id, *, changed_only=False, only=None) -> dict:
         keep_plugins_off_autoreloader()
         try:
             position, time_us = cmp.head_of(baseline.stepper)
-            new = cmp.drive(live.scenario, baseline.injections, position=position, time_us=time_us)
+            # scheduler extenders: the recorded replies answer the calls that did not change
+            transport = runner.extender_transport(live.scenario, live.extender.records if live.extender else [])
+            new = cmp.drive(live.scenario, baseline.injections, position=position, time_us=time_us,
+                            extender_transport=transport)
         except EngineError as e:
             _restore(sources, old_modules, old_plugins)
             problems = e.problems if isinstance(e, ScenarioError) else [str(e)]
@@ -278,6 +281,7 @@ def reload_session(session_id, *, changed_only=False, only=None) -> dict:
         fields = {"injections": [{"position": p, "timeUs": t, "verb": v, "body": b} for p, t, v, b in new.injections],
                   "high_water": new.position, "head_clock_us": new.clock_us, "position": shown,
                   "plugin_code": new_code, "baseline": record, "version": live.version + 1,
+                  "extender_records": transport.records if transport is not None else [],
                   "updated_at": timezone.now()}
         if not Session.objects.filter(pk=session_id, version=live.version).update(**fields):
             raise runner.Conflict("the session was changed elsewhere (another server process); "
@@ -446,8 +450,11 @@ def run_compare(session_id, variation: cmp.Variation, until_us=None) -> dict:
     injections = [(int(i["position"]), int(i["timeUs"]), i["verb"], i["body"]) for i in row.injections]
     label_a = "as the scenario is written"
     label_b = variation.describe()
-    ra = cmp.drive(scenario, injections, time_us=until_us, label=label_a, max_events=MAX_COMPARE_EVENTS)
-    rb = cmp.drive(scenario_b, injections, time_us=until_us, label=label_b, max_events=MAX_COMPARE_EVENTS)
+    records = row.extender_records or []       # scheduler extenders: the session's replies first
+    ra = cmp.drive(scenario, injections, time_us=until_us, label=label_a, max_events=MAX_COMPARE_EVENTS,
+                   extender_transport=runner.extender_transport(scenario, records))
+    rb = cmp.drive(scenario_b, injections, time_us=until_us, label=label_b, max_events=MAX_COMPARE_EVENTS,
+                   extender_transport=runner.extender_transport(scenario_b, records))
     return cmp.compare(ra, rb)
 
 

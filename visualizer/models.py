@@ -4,7 +4,9 @@ The engine is deterministic, so a session is stored as what it needs to be repla
 the scenario text, the cluster events injected from the page (each with the trace position
 and the virtual time it was applied at), how far the run has gone (``high_water``, the number
 of trace events ever revealed, and ``head_clock_us``, the engine's clock there) and the
-position shown now (``position`` <= ``high_water``: the presenter may have travelled back).
+position shown now (``position`` <= ``high_water``: the presenter may have travelled back),
+and the replies of the scheduler extenders it called (``extender_records``: a replay never
+calls one again).
 ``visualizer.runner`` rebuilds the engine from these fields.
 """
 import secrets
@@ -40,6 +42,12 @@ class Session(models.Model):
     # replaced run was recorded with and what changed, kept so history is never silently
     # rewritten; null before any reload.
     baseline = models.JSONField(null=True, blank=True, default=None)
+    # Every reply of the scheduler extenders the scenario configures, in call order
+    # (engine.extender.RecordingTransport's records: [{"call": 0, "extender", "verb", "url",
+    # "request" (SHA-256 of the body), "status", "body", "error", "timedOut", "latency"}, ...]),
+    # so a rebuild (time travel, a restart, another process) replays the past from them and
+    # never calls an extender again for it; [] when it configures none.
+    extender_records = models.JSONField(default=list, blank=True)
     # Incremented by every change: a process holding an older copy of the run rebuilds it.
     version = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -65,11 +65,15 @@ def _compute(row) -> dict:
     from visualizer import runner
     scenario = runner.parsed_scenario(row.scenario_text, row.source or "<input>")
     injections = _injections(row)
-    run = cmp.drive(scenario, injections, max_events=REPORT_MAX_EVENTS)
+    # scheduler extenders: the session's recorded replies first (a copy; calls beyond them go out)
+    records = getattr(row, "extender_records", None) or []
+    run = cmp.drive(scenario, injections, max_events=REPORT_MAX_EVENTS,
+                    extender_transport=runner.extender_transport(scenario, records))
     report = explain_events(scenario, run.events, run.stepper.engine)
     base = None
     if injections:
-        base_run = cmp.drive(scenario, (), max_events=REPORT_MAX_EVENTS)
+        base_run = cmp.drive(scenario, (), max_events=REPORT_MAX_EVENTS,
+                             extender_transport=runner.extender_transport(scenario, records))
         base = explain_events(scenario, base_run.events, base_run.stepper.engine)
     return {"report": report, "base": base, "run": ReportRun(run), "scenario": scenario,
             "truncated": run.truncated, "time": run.clock_us / US, "events": len(run.events)}

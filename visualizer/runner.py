@@ -138,9 +138,25 @@ def _action_of(scenario):
     return lambda i, inj: parse_injection(scenario, inj.verb, inj.body, i)
 
 
+def extender_transport(scenario, records=None):
+    """How a session's engines call the scheduler extenders its scenario configures
+    (engine/extender.py): a ``RecordingTransport`` over HTTP to the urlPrefixes this process's
+    ``SCHEDULER_EXTENDERS`` allows, answering the calls ``records`` (the session's
+    ``extender_records``) already holds from them without calling out; None when the scenario
+    configures no extender (the engine then needs none). One per live session: every engine of
+    its timeline (the head, those rebuilt behind it) shares it. Used only under the session's
+    lock (``open_live``), so one thread at a time; a call blocks that thread for at most the
+    extender's httpTimeout."""
+    if not scenario.scheduler.extenders:
+        return None
+    from engine.extender import HTTPTransport, RecordingTransport
+    return RecordingTransport(HTTPTransport(clock=time.perf_counter), records=records)
+
+
 def rebuild(scenario, injections, position, clock_us=None, **kw) -> Stepper:
     """``engine.timeline.rebuild`` of a session's run (its injections parsed as the page's, the
-    page's moment attached to the stepper)."""
+    page's moment attached to the stepper); pass ``extender_transport=`` (the session's) for a
+    scenario with extenders."""
     return timeline_mod.rebuild(scenario, injections, position, clock_us, action_of=_action_of(scenario),
                                 attach=moment.attach, **kw)
 
@@ -253,9 +269,13 @@ class LiveSession:
         # quarter of the session's memory budget
         checkpointer = Checkpointer(budget_bytes=int(settings.SESSION_MEMORY_BUDGET_MB * 1024 * 1024 / 4),
                                     clock=time.perf_counter, **CHECKPOINT_OPTIONS)
+        # the scheduler extenders' replies so far: the rebuild below replays them, never calling out
+        self.extender = extender_transport(self.scenario, row.extender_records or [])
+        self._records_saved = self._records_mark()
         self.run = Timeline(self.scenario, [Injection.from_json(d) for d in row.injections], row.high_water,
                             row.head_clock_us, row.position, checkpointer=checkpointer,
-                            action_of=_action_of(self.scenario), attach=moment.attach)
+                            action_of=_action_of(self.scenario), attach=moment.attach,
+                            extender_transport=self.extender)
 
     # ------------------------------------------------------------------ the timeline's parts
 
@@ -405,9 +425,13 @@ class LiveSession:
         return body, action, kept
 
     def inject(self, verb: str, body, prepared=None) -> None:
-        """Apply a cluster event now; behind the head, the recorded future is dropped."""
+        """Apply a cluster event now; behind the head, the recorded future is dropped (its
+        extender replies too: the new branch calls the extenders again from here)."""
         body, action, _kept = prepared or self.prepare_injection(verb, body)
+        behind = not self.at_head
         self.run.inject(action, lambda pos, at: Injection(pos, at, verb, body))
+        if behind and self.extender is not None:
+            self.extender.truncate(self.stepper.engine.extender_calls)
 
     # ------------------------------------------------------------------ storing
 
@@ -417,6 +441,9 @@ class LiveSession:
                   "head_clock_us": self.head_clock_us, "version": self.version + 1}
         if injections:
             fields["injections"] = [i.as_json() for i in self.injections]
+        mark = self._records_mark()
+        if mark[0] != self._records_saved[0] or mark[1] is not self._records_saved[1]:
+            fields["extender_records"] = self.extender.records
         from django.utils import timezone
         fields["updated_at"] = timezone.now()
         if not _retry_locked(lambda: Session.objects.filter(pk=self.id, version=self.version).update(**fields)):
@@ -424,6 +451,13 @@ class LiveSession:
             raise Conflict("the session was changed elsewhere (another server process); "
                            "the page now shows its latest state", title="Changed elsewhere")
         self.version += 1
+        self._records_saved = mark
+
+    def _records_mark(self):
+        """What the extender record holds (its length and its last entry, which a new branch
+        replaces): persist writes the record only when this changed."""
+        records = self.extender.records if self.extender is not None else []
+        return len(records), records[-1] if records else None      # the entry itself: compared by identity
 
 
 def _retry_locked(query, attempts=20, pause=0.05):
