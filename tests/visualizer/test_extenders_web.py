@@ -220,3 +220,115 @@ objects:
     control(s.pk, "run-until", until=30)
     with runner.open_live(s.pk) as live:
         assert live.position > 0
+
+
+def test_the_filter_matrix_and_the_score_table_show_the_extender_as_a_column(extender, client):
+    s = runner.create_session(extender.text, "extender.yaml")
+    for _ in range(100):
+        control(s.pk, "step-point")
+        with runner.open_live(s.pk) as live:
+            if any(e["type"] == "HostSelected" for e in live.revealed()):
+                break
+    tables = matrix_and_scores(client, s.presenter_token)
+    short = extender.url[len("http://"):]
+    heads = re.findall(r'<th scope="col" class="plugin-col plugin-col--extender" data-plugin="([^"]+)" data-extender '
+                       r'title="scheduler extender [^"]+"><span><span class="extender-mark">extender</span> ([^<]+)</span></th>',
+                       tables)
+    assert heads == [(extender.url, short), (extender.url, short)]      # the matrix's and the scores'
+    # the extender's verdict on the `never` pool's node, and its weighted score on fast
+    assert re.search(rf'<td class="cell--unschedulableandunresolvable cell--fail" data-plugin="{re.escape(extender.url)}"',
+                     tables)
+    scores = tables[tables.index("data-scores"):]
+    fast = scores[scores.index('data-score-node="fast"'):]
+    fast = fast[:fast.index("</tr>")]
+    assert re.search(rf'data-plugin="{re.escape(extender.url)}">9 → 9 → <strong>180</strong>', fast)
+
+
+@pytest.fixture
+def failing_prioritize(monkeypatch):
+    """An extender whose filter keeps every node and whose prioritize answers 500."""
+    import json
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_POST(self):
+            args = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+            if self.path.endswith("/filter"):
+                body, code = json.dumps({"NodeNames": args["NodeNames"]}).encode(), 200   # nodeCacheCapable
+            else:
+                body, code = b"broken", 500
+            self.send_response(code)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{srv.server_address[1]}/faulty"
+    monkeypatch.setenv("SCHEDULER_EXTENDERS", url)
+    yield url
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_a_failed_prioritize_call_is_an_error_cell_in_the_score_table(failing_prioritize, client):
+    node = '{{apiVersion: v1, kind: Node, metadata: {{name: {}}}, status: {{allocatable: {{cpu: "4", memory: 8Gi, pods: "110"}}}}}}'
+    text = f"""kind: Scenario
+metadata: {{name: faulty-extender}}
+scheduler:
+  extenders:
+    - {{urlPrefix: "{failing_prioritize}", filterVerb: filter, prioritizeVerb: prioritize, weight: 1, nodeCacheCapable: true}}
+objects:
+  - {node.format("n1")}
+  - {node.format("n2")}
+  - {{apiVersion: v1, kind: Pod, metadata: {{name: web}}, spec: {{containers: [{{name: c, image: x}}]}}}}
+"""
+    s = runner.create_session(text, "")
+    for _ in range(300):        # up to the extender's last Score result, before HostSelected
+        control(s.pk, "step-event")
+        with runner.open_live(s.pk) as live:
+            nxt = live.timeline[live.position] if live.position < len(live.timeline) else None
+            done = [e for e in live.revealed() if e["type"] == "PluginResult" and e.get("extender")
+                    and e["point"] == "Score"]
+        if len(done) == 2 and (nxt is None or nxt["type"] != "PluginResult"):
+            break
+    tables = matrix_and_scores(client, s.presenter_token)
+    scores = tables[tables.index("data-scores"):]
+    cells = re.findall(rf'<td data-code="Skip" data-plugin="{re.escape(failing_prioritize)}" class="cell--error">'
+                       r'<span class="code"[^>]*>⚠ Error</span><span class="reasons">([^<]+)</span>', scores)
+    assert len(cells) == 2 and "code 500" in cells[0]
+    step_to_end(s.pk)
+    with runner.open_live(s.pk) as live:
+        assert live.stepper.state()["pods"]["default/web"]["nodeName"] in ("n1", "n2")
+
+
+def test_the_event_log_reads_each_extender_call_in_one_line(extender, client):
+    from visualizer.panels.log import summary
+    s = runner.create_session(extender.text, "extender.yaml")
+    step_to_end(s.pk)
+    with runner.open_live(s.pk) as live:
+        calls = [e for e in live.revealed() if e["type"] == "ExtenderCall"]
+    short = extender.url[len("http://"):]
+    lines = [re.sub(r"\(\d[\d.,]* ms\)$", "(… ms)", summary(e)) for e in calls]
+    assert lines == [
+        f"extender {short} filter default/web: 4 nodes sent, 3 passed (… ms)",
+        f"extender {short} prioritize default/web: 3 nodes sent, scored × weight 2 (… ms)",
+        f"extender {short} bind default/web to fast: bound (… ms)",
+        f"extender {short} filter default/trainer: 2 nodes sent, 1 passed (… ms)",
+        f"extender {short} bind default/trainer to gpu: bound (… ms)",
+    ]
+    page = client.get(f"/s/{s.presenter_token}/").content.decode()
+    assert f"extender {short} bind default/trainer to gpu: bound" in page
+
+
+def test_a_failed_call_reads_as_failed_in_the_log():
+    from visualizer.panels.log import log, summary
+    e = {"type": "ExtenderCall", "seq": 7, "time": 0, "pod": "default/web", "cycle": 1, "call": 0,
+         "extender": "http://127.0.0.1:9/x", "verb": "filter", "url": "http://127.0.0.1:9/x/filter", "nodes": 2,
+         "status": None, "timedOut": True, "ignored": True, "latency": 0.3, "results": None,
+         "error": 'Post "http://127.0.0.1:9/x/filter": context deadline exceeded'}
+    assert summary(e) == ('extender 127.0.0.1:9/x filter default/web: 2 nodes sent, failed (timed out), ignored: '
+                          'Post "http://127.0.0.1:9/x/filter": context deadline exceeded (300 ms)')
+    assert log([e], 1)["rows"][0]["failed"]

@@ -21,6 +21,8 @@ def summary(e: dict) -> str:
         return f"{e['pod']} on {e['node']}: {e.get('message', '')}"
     if e.get("message"):
         return e["message"]
+    if t == "ExtenderCall":
+        return extender_call_summary(e)
     if t == "PluginResult":
         where = f" on {e['node']}" if e.get("node") else ""
         text = f"{e['point']} {e['plugin']}{where}: {e['code']}"
@@ -75,6 +77,41 @@ def summary(e: dict) -> str:
         if e.get(key):
             return str(e[key])
     return ""
+
+
+def _latency(value) -> str:
+    ms = float(value or 0) * 1000
+    return f"{ms:.1f} ms" if ms < 10 else f"{ms:,.0f} ms"
+
+
+def extender_call_summary(e: dict) -> str:
+    """An ExtenderCall in one line: the extender (its short name), the verb, the pod, the nodes
+    sent and what came back (passed, scored, kept, bound, or the error), the latency."""
+    from visualizer.templatetags.visualizer_extras import extender_label
+    verb, n = e.get("verb"), e.get("nodes") or 0
+    results = e.get("results") if isinstance(e.get("results"), dict) else None
+    head = f"extender {extender_label(e.get('extender') or '')} {verb} {e.get('pod')}"
+    plural = "" if n == 1 else "s"
+    if verb == "bind":
+        node = next(iter(results), None) if results else None
+        sent = f" to {node}" if node else ""
+    elif verb == "preempt":
+        sent = f": {n} candidate{plural} sent"
+    else:
+        sent = f": {n} node{plural} sent"
+    if e.get("error"):
+        how = " (timed out)" if e.get("timedOut") else ""
+        ignored = ", ignored" if e.get("ignored") else ""
+        return f"{head}{sent}, failed{how}{ignored}: {e['error']} ({_latency(e.get('latency'))})"
+    if verb == "filter":
+        got = f", {e.get('passed', 0)} passed"
+    elif verb == "prioritize":
+        got = f", scored × weight {e.get('weight')}" if results is not None else ""
+    elif verb == "preempt":
+        got = f", {len(results or {})} kept"
+    else:
+        got = ": bound"
+    return f"{head}{sent}{got} ({_latency(e.get('latency'))})"
 
 
 def _subjects(e) -> tuple[set, set]:
@@ -133,7 +170,8 @@ def log(events: list, position: int, log_filter=None, row_cache=None) -> dict:
                    "pods": sorted(pods), "nodes": sorted(nodes), "message": summary(e), "event": e,
                    "failed": e.get("code") not in (None, SUCCESS, "Skip", "Wait")   # Permit Wait: parked, not failed
                    or e.get("result") in ("Unschedulable", "Error")
-                   or e["type"] in ("ActionSkipped", "BindFailed", "PluginError")}
+                   or e["type"] in ("ActionSkipped", "BindFailed", "PluginError")
+                   or (e["type"] == "ExtenderCall" and bool(e.get("error")))}
             row["html"] = _log_row_html(row)
             cache[e["seq"]] = row
         out.append(row)

@@ -45,6 +45,10 @@ def _score_cell(results: dict) -> dict:
         code = results["Score"].get("code")
         if results["Score"].get("error"):
             cell["error"] = _result(results["Score"])
+        elif results["Score"].get("extender") and code != SUCCESS:
+            # a scheduler extender's prioritize call that failed: no score, the reason (upstream
+            # ignores the error, whether or not the extender is ignorable)
+            cell["failed"] = {"code": code, "reasons": results["Score"].get("reasons") or []}
     if "NormalizeScore" in results:
         cell["normalized"] = results["NormalizeScore"].get("score")
         cell["weighted"] = results["NormalizeScore"].get("weightedScore")

@@ -4,7 +4,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from django import template
-from django.utils.html import conditional_escape
+from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import mark_safe
 
 register = template.Library()
@@ -86,3 +86,27 @@ def icon(name, label=""):
         f'<svg class="icon icon--{name}" viewBox="0 0 24 24" width="24" height="24" fill="none" '
         f'stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"{aria}>'
         f"{body}</svg>")
+
+
+def is_extender(name) -> bool:
+    """Whether a Filter or Score column is a scheduler extender's: the engine names an
+    extender's results by its urlPrefix (an ``http://`` URL, which no plugin name can be)."""
+    return isinstance(name, str) and name.startswith("http://")
+
+
+def extender_label(url: str) -> str:
+    """An extender's short name: its urlPrefix without the scheme (``127.0.0.1:8888/scheduler``)."""
+    return url[len("http://"):].rstrip("/") if is_extender(url) else str(url)
+
+
+@register.simple_tag
+def plugin_column(name):
+    """The header cell of a Filter-matrix or score-table column: the plugin's name, or for a
+    scheduler extender its short name (host:port/path) after an "extender" mark, the whole URL
+    in ``data-plugin`` and the title."""
+    if not is_extender(name):
+        return format_html('<th scope="col" class="plugin-col" data-plugin="{}" title="{}"><span>{}</span></th>',
+                           name, name, name)
+    return format_html('<th scope="col" class="plugin-col plugin-col--extender" data-plugin="{}" data-extender '
+                       'title="scheduler extender {}"><span><span class="extender-mark">extender</span> {}</span></th>',
+                       name, name, extender_label(name))
