@@ -15,6 +15,8 @@
 # relative paths are taken from where you run this script (the server runs in the project root).
 # Unset, it loads the example plugins the lessons use (docs/examples/coscheduling.py, lesson 20);
 # set it (even to "") to load only what you list.
+# SCHEDULER_EXTENDERS=http://127.0.0.1:8888/scheduler[,...] lets sessions call those scheduler
+# extenders (the urlPrefix values allowed; docs/extenders.md): passed on as it is.
 set -euo pipefail
 
 usage="usage: bash scripts/run.sh [--class]"

@@ -15,6 +15,10 @@ Everything a deployment changes comes from the environment:
     SESSION_MEMORY_BUDGET_MB   a session's estimated memory beyond which it stops (default 1024)
     SCHEDULER_PLUGINS     out-of-tree plugins loaded at start (visualizer/plugins.py): .py paths or
                           module names, comma-separated
+    SCHEDULER_EXTENDERS   the scheduler extenders sessions may call (engine/extender.py): the
+                          allowed ``urlPrefix`` values, comma-separated; a scenario naming any
+                          other is refused (docs/extenders.md). Read by the engine from the
+                          environment, as the CLI reads it
     VISUALIZER_CLASS_MODE "1": class mode (scripts/run.sh --class): the machine's own host name and
                           addresses are allowed hosts too, and the join link uses one phones reach
     CLASS_HOST            in class mode, the address or name the join link uses by default

@@ -103,6 +103,7 @@ def test_a_restart_and_time_travel_replay_from_the_record_without_calling_out(ex
     assert made == ["filter", "prioritize"]
     extender.stop()                                 # from here on, any call out would fail
     runner.reset()                                  # a restart: rebuilt from the database
+    runner._last_parsed = (None, None)              # (the scenario parsed again too)
     assert matrix_and_scores(client, token) == before
     # back to the start and forward again: replayed, same cells
     with runner.open_live(s.pk) as live:
@@ -332,3 +333,15 @@ def test_a_failed_call_reads_as_failed_in_the_log():
     assert summary(e) == ('extender 127.0.0.1:9/x filter default/web: 2 nodes sent, failed (timed out), ignored: '
                           'Post "http://127.0.0.1:9/x/filter": context deadline exceeded (300 ms)')
     assert log([e], 1)["rows"][0]["failed"]
+
+
+def test_a_session_whose_extender_the_server_no_longer_allows_says_so(extender, client, monkeypatch):
+    s = runner.create_session(extender.text, "extender.yaml")
+    step_to_end(s.pk)
+    runner.reset()
+    runner._last_parsed = (None, None)
+    monkeypatch.setenv("SCHEDULER_EXTENDERS", "http://127.0.0.1:9/other")     # restarted with another list
+    response = client.get(f"/s/{s.presenter_token}/")
+    assert response.status_code == 503
+    assert "is not an extender this process may call" in response.content.decode()
+    assert extender.calls == ["filter", "prioritize", "bind", "filter", "bind"]
