@@ -46,6 +46,21 @@ class Requirement:
             return have > want if op == "Gt" else have < want
         return False
 
+    def __visualize__(self) -> str:
+        """As labels.Requirement.String writes it: ``app=web``, ``tier in (a,b)``, ``!gpu``."""
+        op, vals = self.operator, ",".join(self.values)
+        if op == "In" and len(self.values) == 1:
+            return f"{self.key}={vals}"
+        if op == "NotIn" and len(self.values) == 1:
+            return f"{self.key}!={vals}"
+        if op == "Exists":
+            return self.key
+        if op == "DoesNotExist":
+            return f"!{self.key}"
+        if op in ("Gt", "Lt"):
+            return f"{self.key}{'>' if op == 'Gt' else '<'}{vals}"
+        return f"{self.key} {op.lower()} ({vals})"
+
 
 @dataclass(frozen=True)
 class LabelSelector:
@@ -62,6 +77,10 @@ class LabelSelector:
     @property
     def empty(self) -> bool:
         return not self.requirements
+
+    def __visualize__(self) -> str:
+        """``app=web,tier in (a,b)``; an empty selector selects everything."""
+        return ",".join(r.__visualize__() for r in self.requirements) or "(everything)"
 
     @classmethod
     def from_match_labels(cls, match_labels: Mapping[str, str]) -> "LabelSelector":

@@ -70,7 +70,8 @@ def schedule_one(loop):
     pod = pinfo.pod
     fwk = loop.frameworks[pod.scheduler_name]
     cycle = loop.queue.scheduling_cycle
-    out = CycleOutcome(pinfo, fwk, CycleState(), cycle)
+    rec = loop.cycle_state_recorder      # the CycleState inspector's (off: None)
+    out = CycleOutcome(pinfo, fwk, CycleState() if rec is None else CycleState(rec.for_cycle(cycle, key)), cycle)
     out.end = loop.now + loop.cycle_duration
     loop.cycle_in_flight = out
     if pod.deletion_timestamp is not None or loop.cache.is_assumed_pod(key, pod.uid):
@@ -192,6 +193,8 @@ def find_nodes_that_fit_pod(loop, fwk, state, pod, snap):
     diagnosis = Diagnosis()
     all_nodes = snap.node_info_list
     pre_res, s = fwk.run_pre_filter_plugins(state, pod)
+    if s is None and state.recorder is not None:    # the CycleState inspector: Filter as a whole
+        state.recorder.enter(state, "Filter", None)
     if s is not None:
         if not s.is_unschedulable():
             return None, diagnosis, s

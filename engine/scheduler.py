@@ -52,6 +52,10 @@ class Engine:
     ``until`` has happened.  Observe it through ``trace`` sinks and ``state()``.
     """
 
+    # The CycleState inspector (engine/framework/recorder.py): a CycleStateRecorder set here
+    # records what the plugins write in the cycles it asks for; None (off) costs nothing.
+    cycle_state_recorder = None
+
     def __init__(self, scenario, trace: Trace | None = None, extender_transport=None):
         """``extender_transport``: how the scheduler extenders of the scenario's configuration
         are called (engine/extender.py: HTTPTransport, RecordingTransport, ReplayTransport);

@@ -1,16 +1,21 @@
 """framework.CycleState (``pkg/scheduler/framework/cycle_state.go``): per-cycle plugin data.
 
 Values stored must offer ``clone()`` (StateData.Clone) so preemption can try nodes on a copy.
+
+``recorder`` (not upstream's) is None, or the CycleState inspector's record of this cycle
+(engine/framework/recorder.py), told of every write and delete. A clone has none: writes made
+on a copy (preemption's dry run) are not recorded.
 """
 from __future__ import annotations
 
 
 class CycleState:
     __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "record_plugin_metrics",
-                 "pods_to_activate")
+                 "pods_to_activate", "recorder")
 
-    def __init__(self):
+    def __init__(self, recorder=None):
         self._data: dict = {}
+        self.recorder = recorder
         # PodsToActivate: plugins put pods here (key -> Pod) to have them moved to activeQ at
         # the end of a successful scheduling cycle and of the binding cycle.
         self.pods_to_activate: dict = {}
@@ -27,9 +32,13 @@ class CycleState:
 
     def write(self, key: str, value) -> None:
         self._data[key] = value
+        if self.recorder is not None:
+            self.recorder.write(key, value)
 
     def delete(self, key: str) -> None:
         self._data.pop(key, None)
+        if self.recorder is not None:
+            self.recorder.delete(key)
 
     def clone(self) -> "CycleState":
         c = CycleState()

@@ -331,7 +331,10 @@ class Framework:
         plugins_with_nodes = []
         skip = set()
         tr = self.trace.enabled
+        rec = state.recorder        # the CycleState inspector's, or None
         for pl in self.pre_filter_plugins:
+            if rec is not None:
+                rec.enter(state, "PreFilter", pl.name)
             r, status = pl.pre_filter(state, pod)
             if tr:
                 self._emit(pod, "PreFilter", pl.name, None, status)
@@ -506,7 +509,10 @@ class Framework:
         statuses = []
         result = None
         failed_plugin = ""
+        rec = state.recorder
         for pl in self.post_filter_plugins:
+            if rec is not None:
+                rec.enter(state, "PostFilter", pl.name)
             r, status = pl.post_filter(state, pod, filtered_node_status_map)
             if self.trace.enabled:
                 self._emit(pod, "PostFilter", pl.name, None, status)
@@ -541,7 +547,10 @@ class Framework:
 
     def run_pre_score_plugins(self, state, pod, nodes):
         skip = set()
+        rec = state.recorder
         for pl in self.pre_score_plugins:
+            if rec is not None:
+                rec.enter(state, "PreScore", pl.name)
             status = pl.pre_score(state, pod, nodes)
             if self.trace.enabled:
                 self._emit(pod, "PreScore", pl.name, None, status)
@@ -568,7 +577,10 @@ class Framework:
         n = len(names)
         totals = [0] * n
         per_plugin = []
+        rec = state.recorder
         for pl in plugins:
+            if rec is not None:
+                rec.enter(state, "Score", pl.name)
             values, status = pl.score_nodes(state, pod, nodes)
             if status is not None and status.code != _SUCCESS:
                 err = _call_error(status)
@@ -630,7 +642,10 @@ class Framework:
     # ------------------------------------------------------------------ Reserve .. PostBind
 
     def run_reserve_plugins_reserve(self, state, pod, node_name):
+        rec = state.recorder
         for pl in self.reserve_plugins:
+            if rec is not None:
+                rec.enter(state, "Reserve", pl.name)
             status = pl.reserve(state, pod, node_name)
             if self.trace.enabled:
                 self._emit(pod, "Reserve", pl.name, node_name, status)
@@ -642,7 +657,10 @@ class Framework:
         return None
 
     def run_reserve_plugins_unreserve(self, state, pod, node_name):
+        rec = state.recorder
         for pl in reversed(self.reserve_plugins):
+            if rec is not None:
+                rec.enter(state, "Unreserve", pl.name)
             pl.unreserve(state, pod, node_name)
 
     def run_permit_plugins(self, state, pod, node_name):
@@ -652,7 +670,10 @@ class Framework:
 
         Returns ``(Status | None, WaitingPod | None)``."""
         waits = None
+        rec = state.recorder
         for pl in self.permit_plugins:
+            if rec is not None:
+                rec.enter(state, "Permit", pl.name)
             status, timeout = pl.permit(state, pod, node_name)
             if self.trace.enabled:
                 self._emit(pod, "Permit", pl.name, node_name, status)
@@ -722,7 +743,10 @@ class Framework:
             self.waiting_pods.remove(wp.pod.uid)
 
     def run_pre_bind_plugins(self, state, pod, node_name):
+        rec = state.recorder
         for pl in self.pre_bind_plugins:
+            if rec is not None:
+                rec.enter(state, "PreBind", pl.name)
             status = pl.pre_bind(state, pod, node_name)
             if self.trace.enabled:
                 self._emit(pod, "PreBind", pl.name, node_name, status)
@@ -735,7 +759,10 @@ class Framework:
 
     def run_bind_plugins(self, state, pod, node_name):
         status = Status(Code.Skip)
+        rec = state.recorder
         for pl in self.bind_plugins:
+            if rec is not None:
+                rec.enter(state, "Bind", pl.name)
             status = pl.bind(state, pod, node_name)
             if self.trace.enabled:
                 self._emit(pod, "Bind", pl.name, node_name, status)
@@ -750,7 +777,10 @@ class Framework:
         return status
 
     def run_post_bind_plugins(self, state, pod, node_name):
+        rec = state.recorder
         for pl in self.post_bind_plugins:
+            if rec is not None:
+                rec.enter(state, "PostBind", pl.name)
             status = pl.post_bind(state, pod, node_name)
             if self.trace.enabled:
                 self._emit(pod, "PostBind", pl.name, node_name, status if _call_error(status) else None)

@@ -43,6 +43,17 @@ class MergedAffinityTerm:
         self.namespace_selector = term.namespace_selector
         self._ns_ok: dict = {}
 
+    def __visualize__(self) -> str:
+        """``topologyKey=zone selector=app=web namespaces=default``."""
+        def sel(s):
+            return "(nothing)" if s is None else (s.__visualize__() if hasattr(s, "__visualize__") else repr(s))
+        out = f"topologyKey={self.topology_key} selector={sel(self.selector)}"
+        if self.namespaces:
+            out += f" namespaces={','.join(sorted(self.namespaces))}"
+        if self.namespace_selector is not None:
+            out += f" namespaceSelector={sel(self.namespace_selector)}"
+        return out
+
     def matches(self, pod) -> bool:
         ns = pod.namespace
         ok = self._ns_ok.get(ns)
@@ -135,6 +146,17 @@ class PreFilterState:
         self.required_anti_affinity_terms: tuple = ()
         self.namespace_labels: dict = {}
         self.pod_matches_own_affinity = False
+
+    def __visualize__(self) -> dict:
+        """The CycleState inspector's rendering: the three counts by topology pair
+        (``zone=a: 2``) and the pod's required terms."""
+        from ...framework.recorder import pairs
+        return {"existingAntiAffinityCounts": pairs(self.existing_anti_affinity_counts),
+                "affinityCounts": pairs(self.affinity_counts),
+                "antiAffinityCounts": pairs(self.anti_affinity_counts),
+                "requiredAffinityTerms": [t.__visualize__() for t in self.required_affinity_terms],
+                "requiredAntiAffinityTerms": [t.__visualize__() for t in self.required_anti_affinity_terms],
+                "podMatchesOwnAffinity": self.pod_matches_own_affinity}
 
     def clone(self) -> "PreFilterState":
         """preFilterState.Clone: the three maps are copied; the pod info is shared."""

@@ -39,6 +39,16 @@ class PreScoreState:
         """preScoreState.Clone: not copied (it never changes after PreScore)."""
         return self
 
+    def __visualize__(self) -> dict:
+        """The CycleState inspector's rendering: the score map (``zone: a=3, b=-1``) and the
+        pod's weighted preferred terms (the snapshot left out)."""
+        def terms(ts):
+            return [f"weight={w} {t.__visualize__()}" for t, w in ts]
+        return {"topologyScore": [f"{k}: " + ", ".join(f"{v}={n}" for v, n in m.items())
+                                  for k, m in self.topology_score.items()],
+                "preferredAffinityTerms": terms(self.preferred_affinity_terms),
+                "preferredAntiAffinityTerms": terms(self.preferred_anti_affinity_terms)}
+
 
 def _process_term(m: dict, topology_key: str, matched: bool, weight: int, node_labels,
                   multiplier: int) -> None:

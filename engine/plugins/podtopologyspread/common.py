@@ -35,6 +35,19 @@ class TopologySpreadConstraint:
         self.node_affinity_policy = node_affinity_policy
         self.node_taints_policy = node_taints_policy
 
+    def __visualize__(self) -> str:
+        """``maxSkew=1 topologyKey=zone selector=app=web`` (+ minDomains and the node
+        inclusion policies when not the defaults)."""
+        sel = self.selector.__visualize__() if hasattr(self.selector, "__visualize__") else repr(self.selector)
+        out = f"maxSkew={self.max_skew} topologyKey={self.topology_key} selector={sel}"
+        if self.min_domains != 1:
+            out += f" minDomains={self.min_domains}"
+        if self.node_affinity_policy != HONOR:
+            out += f" nodeAffinityPolicy={self.node_affinity_policy}"
+        if self.node_taints_policy != IGNORE:
+            out += f" nodeTaintsPolicy={self.node_taints_policy}"
+        return out
+
     def selector_matches(self, labels) -> bool:
         """``c.Selector.Matches(labels)`` (Nothing matches nothing, Everything everything)."""
         sel = self.selector

@@ -77,6 +77,14 @@ class CriticalPaths:
     def __repr__(self):
         return f"CriticalPaths({self.as_pairs()!r})"
 
+    def __visualize__(self) -> str:
+        """``a=2 (min), b=3``; an unset slot shows as ``-``."""
+        out = []
+        for i, (v, n) in enumerate(self.as_pairs()):
+            text = "-" if n == MAX_INT32 and v == "" else f"{v}={n}"
+            out.append(text + (" (min)" if i == 0 and text != "-" else ""))
+        return ", ".join(out)
+
 
 class PreFilterState:
     """preFilterState: ``constraints`` (the hard ones), ``tp_key_to_critical_paths``,
@@ -108,6 +116,17 @@ class PreFilterState:
             # fewer eligible domains than minDomains: the global minimum is treated as 0
             min_match_num = 0
         return min_match_num, None
+
+    def __visualize__(self) -> dict:
+        """The CycleState inspector's rendering: the constraints, and per topology key the
+        critical paths (``zone: a=2 (min), b=3``), the domain count and TpPairToMatchNum."""
+        from ...framework.recorder import pairs
+        out = {"constraints": [c.__visualize__() for c in self.constraints],
+               "criticalPaths": [f"{k}: {p.__visualize__()}" for k, p in self.tp_key_to_critical_paths.items()]}
+        if self.tp_key_to_domains_num is not None:
+            out["domains"] = [f"{k}: {n}" for k, n in self.tp_key_to_domains_num.items()]
+        out["TpPairToMatchNum"] = pairs(self.tp_pair_to_match_num)
+        return out
 
     def clone(self) -> "PreFilterState":
         """preFilterState.Clone: constraints and domain numbers are shared (AddPod/RemovePod

@@ -50,6 +50,14 @@ class PreScoreState:
         """preScoreState.Clone: not copied."""
         return self
 
+    def __visualize__(self) -> dict:
+        """The CycleState inspector's rendering (the snapshot left out)."""
+        from ...framework.recorder import pairs
+        return {"constraints": [c.__visualize__() for c in self.constraints],
+                "IgnoredNodes": sorted(self.ignored_nodes),
+                "TopologyPairToPodCounts": pairs(self.topology_pair_to_pod_counts),
+                "TopologyNormalizingWeight": [round(w, 4) for w in self.topology_normalizing_weight]}
+
 
 def topology_normalizing_weight(size: int) -> float:
     """topologyNormalizingWeight: ``ln(size + 2)``."""
