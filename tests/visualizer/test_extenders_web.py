@@ -322,6 +322,10 @@ def test_the_event_log_reads_each_extender_call_in_one_line(extender, client):
     ]
     page = client.get(f"/s/{s.presenter_token}/").content.decode()
     assert f"extender {short} bind default/trainer to gpu: bound" in page
+    verdict = next(e for e in live.revealed() if e["type"] == "PluginResult" and e.get("extender")
+                   and e.get("node") == "reserved")
+    assert summary(verdict) == (f"Filter extender {short} on reserved: UnschedulableAndUnresolvable "
+                                f"(extender: the node's pool takes no pods)")
 
 
 def test_a_failed_call_reads_as_failed_in_the_log():

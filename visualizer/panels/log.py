@@ -25,7 +25,11 @@ def summary(e: dict) -> str:
         return extender_call_summary(e)
     if t == "PluginResult":
         where = f" on {e['node']}" if e.get("node") else ""
-        text = f"{e['point']} {e['plugin']}{where}: {e['code']}"
+        plugin = e["plugin"]
+        if e.get("extender"):       # a scheduler extender's verdict or score: its short name
+            from visualizer.templatetags.visualizer_extras import extender_label
+            plugin = f"extender {extender_label(plugin)}"
+        text = f"{e['point']} {plugin}{where}: {e['code']}"
         if e.get("reasons"):
             text += " (" + "; ".join(e["reasons"]) + ")"
         if e.get("score") is not None:
