@@ -593,3 +593,11 @@ def session_report_history(request, token):
 
 def follower_report_history(request, token):
     return _report_history(request, token, "follower")
+
+
+# ---------------------------------------------------------------------- the CycleState inspector
+
+def session_cyclestate(request, token, role="presenter"):
+    """What the plugins stored in one cycle's CycleState (visualizer/cyclestate.py)."""
+    from visualizer import cyclestate
+    return cyclestate.view(request, _session_for(token, role), role)
