@@ -44,3 +44,15 @@ def lesson_plugins():
     sources = load_lesson_plugins()
     yield
     unload_lesson_plugins(sources)
+
+
+@pytest.fixture
+def lesson_plugins_unloaded_after():
+    """For a test whose CLI run loads a lesson's example plugin (``--plugins``): the plugins it
+    loaded are unloaded after, so later tests see the registry as it was."""
+    from engine.plugins import loader, registry
+    before = {name for name in LESSON_PLUGINS if registry.get(name) is not None}
+    yield
+    for name, path in LESSON_PLUGINS.items():
+        if name not in before and registry.get(name) is not None:
+            loader.unload(str(path))

@@ -4,6 +4,7 @@ import json
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
+import pytest
 import yaml
 
 from engine.cli import main
@@ -222,6 +223,7 @@ def test_explain_the_realistic_dump_lists_exactly_its_pending_pods(tmp_path):
     assert ", 15 Insufficient cpu, " in f", {trainer['message'].split(': ', 1)[1]}"
 
 
+@pytest.mark.usefixtures("lesson_plugins_unloaded_after")
 def test_explain_a_pod_waiting_on_permit():
     """The gang lesson at 5 s: train-0 and train-1 are assumed on n1 and n2 and wait on
     Coscheduling's Permit (the state's phase Waiting, waitingPods[...].plugins); the JSON outcome

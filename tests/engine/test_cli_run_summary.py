@@ -9,6 +9,7 @@ import sys
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
+import pytest
 import yaml
 
 from engine.cli import main
@@ -80,6 +81,7 @@ def test_the_summary_of_a_preemption_names_the_preemptor_its_node_and_victims():
         "  default/urgent -> n3: victims default/f\n")
 
 
+@pytest.mark.usefixtures("lesson_plugins_unloaded_after")
 def test_pods_waiting_on_permit_are_listed_as_such():
     code, out, err = run(ROOT / "fixtures/20-gang-scheduling.yaml", "--plugins", ROOT / "docs/examples/coscheduling.py",
                          "--until", "5")

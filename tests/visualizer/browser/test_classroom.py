@@ -232,10 +232,10 @@ def test_join_code_and_copying_the_presenter_link(lesson_server, page, context):
     presenter_url = page.url
     token = presenter_url.rstrip("/").rsplit("/", 1)[1]
     assert token not in page.locator("body").inner_text()
-    # links that carry it lead only to the presenter's own pages (what changed, compare), which
+    # links that carry it lead only to the presenter's own pages (what changed, compare, the report), which
     # keep the presenter's role; none shows it
     hrefs = page.evaluate("Array.from(document.querySelectorAll('a')).map(a => a.href)")
-    assert {h.split(token, 1)[1] for h in hrefs if token in h} <= {"/changes/", "/compare/"}
+    assert {h.split(token, 1)[1] for h in hrefs if token in h} <= {"/changes/", "/compare/", "/report/"}
     assert [h for h in hrefs if token in h], "the compare link keeps the presenter's role"
     page.locator('[data-view-options] [data-toggle="share"]').click()
     expect(page.locator("[data-follower-qr] svg")).to_be_visible()
