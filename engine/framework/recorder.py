@@ -157,13 +157,58 @@ def plain(value, depth: int = 0):
     return out
 
 
+def _scalar_text(v) -> str:
+    if isinstance(v, str):
+        return v if v and "\n" not in v and v.strip() == v else json.dumps(v, ensure_ascii=False)
+    return repr(v)
+
+
+def _lines(v, indent: str, out: list) -> None:
+    """``plain``'s structure as indented YAML-like lines (``key: value``, ``- item``)."""
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if isinstance(x, (dict, list)) and x:
+                out.append(f"{indent}{k}:")
+                _lines(x, indent + "  ", out)
+            else:
+                out.append(f"{indent}{k}: {_text(x)}")
+    elif isinstance(v, list):
+        for x in v:
+            if isinstance(x, (dict, list)) and x:
+                start = len(out)
+                _lines(x, indent + "  ", out)
+                out[start] = indent + "- " + out[start][len(indent) + 2:]
+            else:
+                out.append(f"{indent}- {_text(x)}")
+    else:
+        out.append(indent + _text(v))
+
+
+def _text(v) -> str:
+    if isinstance(v, dict) and not v:
+        return "{}"
+    if isinstance(v, list) and not v:
+        return "[]"
+    return _scalar_text(v)
+
+
+def render(structure) -> str:
+    """A JSON-able structure as readable lines (YAML-like), bounded to MAX_CHARS."""
+    if not isinstance(structure, (dict, list)) or not structure:
+        return _cut(_text(structure))
+    out: list = []
+    _lines(structure, "", out)
+    return _cut("\n".join(out))
+
+
 def visualize(value) -> str:
     """A readable rendering of a CycleState value, at most MAX_CHARS characters; never raises.
 
     A value whose type defines ``__visualize__()`` is rendered by it (a str as it is, anything
-    else as a JSON-able structure, pretty-printed); an exception raised there shows as its
-    text. Otherwise scalars and strings show as their repr, and dicts, sets, lists, tuples,
-    dataclasses and objects with fields as a bounded structure (``plain``)."""
+    else as a JSON-able structure, rendered as YAML-like lines); an exception raised there shows
+    as its text. Otherwise scalars and strings show as their repr, and dicts, sets, lists,
+    tuples, dataclasses and objects with fields as a bounded structure (``plain``), rendered
+    the same way (``render``)."""
     try:
         hook = getattr(type(value), "__visualize__", None)
         if hook is not None:
@@ -173,10 +218,10 @@ def visualize(value) -> str:
                 return _cut(f"__visualize__() raised {type(e).__name__}: {e}")
             if isinstance(out, str):
                 return _cut(out)
-            return _cut(json.dumps(plain(out, 1), indent=1, ensure_ascii=False, default=_safe_repr))
+            return render(plain(out, 1))
         if isinstance(value, _SCALARS):
             return _cut(_safe_repr(value))
-        return _cut(json.dumps(plain(value), indent=1, ensure_ascii=False, default=_safe_repr))
+        return render(plain(value))
     except Exception as e:      # noqa: BLE001 - never raises
         return _cut(f"<{type_name(value)}: could not be rendered: {type(e).__name__}: {e}>")
 

@@ -66,12 +66,12 @@ def test_in_tree_states_attributed_to_their_point_and_plugin():
     fit = _writes(r, "PreFilter", "NodeResourcesFit")
     assert [w["key"] for w in fit] == ["PreFilterNodeResourcesFit"]
     assert fit[0]["type"].endswith("fit._PreFilterState")
-    assert '"cpu": 500' in fit[0]["value"]
+    assert "cpu: 500\nmemory: 0\n" in fit[0]["value"]
     pts = _writes(r, "PreFilter", "PodTopologySpread")[0]
     assert pts["key"] == "PreFilterPodTopologySpread"
     # the critical paths, the minimum first, and TpPairToMatchNum by pair
     assert "topology.kubernetes.io/zone: b=1 (min), a=2" in pts["value"]
-    assert "topology.kubernetes.io/zone=a: 2, topology.kubernetes.io/zone=b: 1" in pts["value"]
+    assert "TpPairToMatchNum:\n  topology.kubernetes.io/zone=a: 2\n  topology.kubernetes.io/zone=b: 1" in pts["value"]
     assert "maxSkew=1 topologyKey=topology.kubernetes.io/zone selector=app=web" in pts["value"]
     score = _writes(r, "PreScore", "PodTopologySpread")[0]
     assert "maxSkew=1 topologyKey=kubernetes.io/hostname selector=app=web" in score["value"]
@@ -205,10 +205,11 @@ def test_out_of_tree_plugin_writes_per_point(scribe):
     big = by_key["scribe/big"]["value"]
     assert f"… {1000 - MAX_ITEMS} more" in big and len(big) <= MAX_CHARS
     snaps = dict(r.snapshots)
-    assert json.loads(snaps["PreFilter"]["scribe/counter"][1]) == {"n": 1}     # as PreFilter left it
-    assert json.loads(snaps["PreScore"]["scribe/counter"][1]) == {"n": 2}
+    assert snaps["PreFilter"]["scribe/counter"][1] == "n: 1"     # as PreFilter left it
+    assert snaps["PreScore"]["scribe/counter"][1] == "n: 2"
     assert "scribe/big" not in snaps["Reserve"]
-    assert snaps["PreBind"]["scribe/prebind"][1] == json.dumps(["bound", "n1"], indent=1)
+    assert snaps["PreBind"]["scribe/prebind"][1] == "- bound\n- n1"
+    assert by_key["scribe/permit"]["value"] == "node: n1"
     assert e.state()["pods"]["default/p"]["phase"] == "Running"
 
 
@@ -239,7 +240,8 @@ def test_visualize_bounds_and_never_raises():
     out = visualize(huge)
     assert len(out) <= MAX_CHARS and out.endswith("…")
     assert "BadRepr" in visualize([BadRepr()])     # reprlib names it; nothing raised
-    assert visualize({1, 3, 2}) == json.dumps([1, 2, 3], indent=1)
+    assert visualize({1, 3, 2}) == "- 1\n- 2\n- 3"
+    assert visualize({}) == "{}" and visualize([" padded "]) == '- " padded "'
     deep = []
     for _ in range(50):
         deep = [deep]
@@ -252,8 +254,8 @@ def test_visualize_dataclasses_and_pairs():
         name: str
         counts: dict
 
-    out = json.loads(visualize(D("x", {("zone", "a"): 2})))
-    assert out == {"name": "x", "counts": {"zone=a": 2}}
+    assert visualize(D("x", {("zone", "a"): 2})) == "name: x\ncounts:\n  zone=a: 2"
+    assert visualize([D("y", {})]) == "- type: D\n  name: y\n  counts: {}"
     assert plain(D("y", {}), 1)["type"] == "D"
 
 
@@ -262,4 +264,4 @@ def test_visualize_hook_structures():
         def __visualize__(self):
             return {"paths": ["zone: a=1 (min)"], "n": 3}
 
-    assert json.loads(visualize(S())) == {"paths": ["zone: a=1 (min)"], "n": 3}
+    assert visualize(S()) == "paths:\n  - zone: a=1 (min)\nn: 3"

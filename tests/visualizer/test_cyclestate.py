@@ -57,8 +57,8 @@ def test_a_lessons_cycle_shows_node_resources_fits_prefilter_state(client):
     pre = _rows(body, "PreFilter")
     assert ("NodeResourcesFit", "PreFilterNodeResourcesFit") in pre
     assert ("InterPodAffinity", "PreFilterInterPodAffinity") in pre
-    assert "<code>_PreFilterState</code>" in body
-    assert "&quot;cpu&quot;: 500" in body
+    assert re.search(r"<span class=\"small cs-type\" title=\"engine.plugins.noderesources.fit._PreFilterState\">_PreFilterState</span>", body)
+    assert "cpu: 500\nmemory: 0" in body
     assert "topologyKey=kubernetes.io/hostname selector=app=database" in htmllib.unescape(body)
     # the live session did not move, in memory or in the database
     assert _position(session) == before
@@ -73,7 +73,7 @@ def test_topology_spread_states_at_prefilter_and_prescore(client):
     assert ("PodTopologySpread", "PreFilterPodTopologySpread") in _rows(body, "PreFilter")
     assert ("PodTopologySpread", "PreScorePodTopologySpread") in _rows(body, "PreScore")
     assert "topology.kubernetes.io/zone: b=1 (min), a=2" in body
-    assert "topology.kubernetes.io/zone=a: 2, topology.kubernetes.io/zone=b: 1" in body
+    assert "TpPairToMatchNum:\n  topology.kubernetes.io/zone=a: 2\n  topology.kubernetes.io/zone=b: 1" in body
     assert "maxSkew=1 topologyKey=kubernetes.io/hostname selector=app=web" in body
     # the state as PreScore left it lists PreFilter's keys too
     after = re.search(r'<details data-cs-after="PreScore">(.*?)</details>', body, re.S).group(1)

@@ -150,10 +150,9 @@ class PreFilterState:
     def __visualize__(self) -> dict:
         """The CycleState inspector's rendering: the three counts by topology pair
         (``zone=a: 2``) and the pod's required terms."""
-        from ...framework.recorder import pairs
-        return {"existingAntiAffinityCounts": pairs(self.existing_anti_affinity_counts),
-                "affinityCounts": pairs(self.affinity_counts),
-                "antiAffinityCounts": pairs(self.anti_affinity_counts),
+        return {"existingAntiAffinityCounts": dict(self.existing_anti_affinity_counts),
+                "affinityCounts": dict(self.affinity_counts),
+                "antiAffinityCounts": dict(self.anti_affinity_counts),
                 "requiredAffinityTerms": [t.__visualize__() for t in self.required_affinity_terms],
                 "requiredAntiAffinityTerms": [t.__visualize__() for t in self.required_anti_affinity_terms],
                 "podMatchesOwnAffinity": self.pod_matches_own_affinity}

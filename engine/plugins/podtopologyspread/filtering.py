@@ -120,12 +120,11 @@ class PreFilterState:
     def __visualize__(self) -> dict:
         """The CycleState inspector's rendering: the constraints, and per topology key the
         critical paths (``zone: a=2 (min), b=3``), the domain count and TpPairToMatchNum."""
-        from ...framework.recorder import pairs
         out = {"constraints": [c.__visualize__() for c in self.constraints],
                "criticalPaths": [f"{k}: {p.__visualize__()}" for k, p in self.tp_key_to_critical_paths.items()]}
         if self.tp_key_to_domains_num is not None:
             out["domains"] = [f"{k}: {n}" for k, n in self.tp_key_to_domains_num.items()]
-        out["TpPairToMatchNum"] = pairs(self.tp_pair_to_match_num)
+        out["TpPairToMatchNum"] = dict(self.tp_pair_to_match_num)
         return out
 
     def clone(self) -> "PreFilterState":

@@ -52,10 +52,9 @@ class PreScoreState:
 
     def __visualize__(self) -> dict:
         """The CycleState inspector's rendering (the snapshot left out)."""
-        from ...framework.recorder import pairs
         return {"constraints": [c.__visualize__() for c in self.constraints],
                 "IgnoredNodes": sorted(self.ignored_nodes),
-                "TopologyPairToPodCounts": pairs(self.topology_pair_to_pod_counts),
+                "TopologyPairToPodCounts": dict(self.topology_pair_to_pod_counts),
                 "TopologyNormalizingWeight": [round(w, 4) for w in self.topology_normalizing_weight]}
 
 
