@@ -157,3 +157,37 @@ def test_the_panels_offer_it(client):
                       HTTP_HX_REQUEST="true").content.decode()
     assert f'hx-get="/w/{session.follower_token}/cyclestate/?cycle=1"' in hist
     assert session.presenter_token not in hist
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("lesson", ["fixtures/09-interpod-affinity.yaml", "fixtures/11-preemption-reprieve.yaml",
+                                    "fixtures/17-nominated-two-passes.yaml",
+                                    "tests/visualizer/scenarios/topology-spread.yaml"])
+@pytest.mark.parametrize("every_unit", [False, True])
+def test_on_demand_equals_recording_the_whole_run(lesson, every_unit, monkeypatch, client):
+    """Every cycle's record, rebuilt on demand (from the start with the trace-off fast forward,
+    or from a checkpoint at every unit), is what recording the whole run from the start gives."""
+    from engine.framework.recorder import CycleStateRecorder
+    from engine.scenario import load_scenario
+    from engine.stepper import Stepper
+    if every_unit:
+        monkeypatch.setattr(runner, "CHECKPOINT_OPTIONS", {"min_events": 1, "overhead": 0})
+    text = (ROOT / lesson).read_text()
+    direct = Stepper(load_scenario(ROOT / lesson))
+    rec = CycleStateRecorder()
+    direct.engine.cycle_state_recorder = rec
+    direct.run_until(600)
+    rec.finish()
+    session = runner.create_session(text, Path(lesson).name)
+    runner.control(session.pk, {"action": "run-until", "until": "600"})
+    with runner.open_live(session.pk) as live:
+        starts = [e for e in live.revealed() if e["type"] == "CycleStart"]
+        assert starts
+        for e in starts:
+            i, cycle = e["seq"], e["cycle"]
+            ext = cyclestate._extent(live.timeline, i, e, live.position)
+            got = cyclestate._record(live, i, cycle, ext["stop"])
+            want = rec.records[cycle]
+            assert got.writes == want.writes, (lesson, cycle)
+            assert got.snapshots == want.snapshots, (lesson, cycle)
+    assert _get(client, session, starts[-1]["cycle"]).status_code == 200
