@@ -30,7 +30,7 @@ import logging
 from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from visualizer import frames, metrics, presenters, runner
+from visualizer import frames, metrics, presenters, runner, stream
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +139,10 @@ class SessionConsumer(AsyncWebsocketConsumer):
             await self.send_status("invalid", str(e), ["the page sends JSON objects such as "
                                                        '{"action": "step-event"}; this one was refused'])
             return
+        await self.handle(msg)
+
+    async def handle(self, msg):
+        """One parsed message: a page's own view or filter, or a control (presenter only)."""
         action = msg.get("action")
         if action == "view":
             await self.guarded(self.set_view(msg))
@@ -369,3 +373,116 @@ class SessionConsumer(AsyncWebsocketConsumer):
     async def session_stop_play(self, event):
         if runner.stop_play(self.session_id):   # this process was playing it: show it paused
             await self.publish_now()
+
+
+class JsonStreamConsumer(SessionConsumer):
+    """The machine-readable stream (``/ws/json/s/<presenter token>/``, ``/ws/json/w/<follower
+    token>/``): the trace events as they are revealed and a compact summary per frame, as JSON
+    (``visualizer.stream``; the messages and rules are in docs/api.md, "The JSON stream").
+
+    It joins the session's group as a page does and sends the same controls down the same path
+    (``SessionConsumer.handle``: the presenter's queue, ``runner.control``, play and pause; a
+    follower is refused); a frame of the group (a control's, a play tick's) is its cue to read
+    what is new. The stream starts when the client says what it has: ``?from=N`` in the URL or
+    a ``{"from": N}`` message (0: from the start)."""
+
+    async def connect(self):
+        self.started = False
+        self.have = 0            # events the client holds (0 .. have-1)
+        self.told = 0            # the last position a frame or rewind told it
+        self.marks = None        # the run those events belong to (stream.run_marks)
+        self.behind = False      # told "behind": nothing more until it asks with "from"
+        self.quiet = False       # after a rewind: nothing until events beyond ``have``
+        self.frame_key = None    # (version, position) of the last frame sent
+        self.stream_lock = asyncio.Lock()
+        await super().connect()
+
+    async def send_snapshot(self):
+        from urllib.parse import parse_qs
+        query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
+        if "from" in query:
+            await self.resume({"from": query["from"][0], "run": (query.get("run") or [None])[0]})
+
+    async def handle(self, msg):
+        if "from" in msg and "action" not in msg:
+            await self.resume(msg)
+            return
+        if msg.get("action") in VIEW_ACTIONS:
+            await self.send_status("invalid", "The JSON stream has no page view: filter the events yourself", [])
+            return
+        await super().handle(msg)
+
+    async def resume(self, msg):
+        raw = msg.get("from")
+        try:
+            if isinstance(raw, bool):
+                raise ValueError
+            have = int(raw)
+            if have < 0 or have > 2**53:
+                raise ValueError
+        except (TypeError, ValueError):
+            await self.send_status("invalid", f"from: {runner._short(raw)} is not a position (0 or more)", [])
+            return
+        run = msg.get("run")
+        async with self.stream_lock:
+            self.started, self.behind, self.quiet = True, False, False
+            self.have = self.told = have
+            self.frame_key = None
+            # the run the client's events are of: the one it names if it is the session's now,
+            # else (another run, or a run it does not name while it holds events) unknown
+            self.marks = "given" if run is not None else None
+            self.claimed_run = run
+        await self.push()
+
+    async def push(self):
+        """Send the client what it does not have yet (see docs/api.md)."""
+        if not self.started or self.behind:
+            return
+        async with self.stream_lock:
+            marks = self.marks
+            got = await _sync(stream.read)(self.session_id, self.have, None if marks in (None, "given") else marks)
+            if marks == "given" and self.claimed_run != got["run"]:
+                got = await _sync(stream.read)(self.session_id, 0, None)   # unknown run: from the start
+                got["kept"] = 0
+            position = got["position"]
+            if got["kept"] < self.have or position < self.told:
+                self.have = got["kept"]
+                self.told = position
+                self.quiet = True
+                await self.send_json({"type": "rewind", "position": position, "kept": self.have,
+                                      "head": got["head"], "run": got["run"]})
+            self.marks = got["marks"]
+            for text in got["events"]:
+                await self.send(text_data=text)
+            if got["events"]:
+                self.have = got["kept"] + len(got["events"])
+                self.quiet = False
+            if got["more"]:
+                self.behind = True
+                await self.send_json({"type": "behind", "position": self.have, "head": position,
+                                      "run": got["run"]})
+                return
+            if self.quiet or got["frame"] is None:
+                return
+            key = (got["version"], position, got["playing"])
+            if key == self.frame_key:
+                return
+            self.frame_key = key
+            self.told = position
+            await self.send_json({"type": "frame", "position": position, "head": got["head"], "run": got["run"],
+                                  "playing": got["playing"], **got["frame"]})
+
+    async def send_json(self, obj):
+        await self.send(text_data=json.dumps(obj, separators=(",", ":"), ensure_ascii=False))
+
+    async def send_status(self, kind, title, problems=()):
+        if not title and not problems:
+            return      # the page's "clear the status panel": nothing to say on the stream
+        await self.send_json({"type": "status", "position": self.told, "kind": kind, "title": title,
+                              "problems": list(problems)})
+
+    async def send_panels(self, panels, only_changed=False):
+        pass        # the HTML panels are the pages'
+
+    async def session_frame(self, event):
+        await self.push()
