@@ -486,3 +486,9 @@ class JsonStreamConsumer(SessionConsumer):
 
     async def session_frame(self, event):
         await self.push()
+
+    async def session_status(self, event):
+        """A status for every socket of the session (e.g. playing stopped at the memory budget):
+        the pages' frame follows from the socket that sent it; this one reads what is new."""
+        await self.send_status(event["kind"], event["title"], event["problems"])
+        await self.push()

@@ -56,8 +56,25 @@ def branch_point(old, new) -> int | None:
     return min(ends) if ends else None
 
 
+_summaries: dict = {}     # session id -> ((version, position), summary): one per frame, shared by its sockets
+
+
 def summary(live) -> dict:
-    """The compact state of the moment shown (visualizer.moment, as the page's panels)."""
+    """The compact state of the moment shown (visualizer.moment, as the page's panels); made
+    once per frame of the session however many sockets read it (the caller holds the session's
+    lock)."""
+    key = (live.version, live.position, id(live))
+    cached = _summaries.get(live.id)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    made = _summary(live)
+    if len(_summaries) >= 256:
+        _summaries.clear()      # sessions come and go: keep the cache small
+    _summaries[live.id] = (key, made)
+    return made
+
+
+def _summary(live) -> dict:
     st = live.stepper
     mom = moment.moment(st, st.state(), trace_index(live))
     flight = mom["in_flight"]

@@ -102,6 +102,24 @@ async def test_the_stream_of_a_lesson_played_to_its_end_equals_the_cli_trace(les
     await p.comm.disconnect()
 
 
+async def test_play_and_pause_on_the_json_socket(create):
+    session = await create("preemption.yaml")
+    p = Client(await connect(f"/ws/json/s/{session.presenter_token}/?from=0"))
+    await p.next()
+    await p.comm.send_json_to({"action": "play", "speed": "25"})
+    await p.until(lambda m: m["type"] == "frame" and m["playing"] and m["position"] > 10)
+    await p.comm.send_json_to({"action": "pause"})
+    paused = await p.until(lambda m: m["type"] == "frame" and not m["playing"])
+    await asyncio.sleep(0.4)
+    assert not runner.is_playing(session.pk)
+    row = await in_thread(Session.objects.get)(pk=session.pk)
+    while len(p.events) < row.position:          # the last tick's events, if any, came before its frame
+        await p.next()
+    assert paused["position"] <= row.position == len(p.events)
+    assert p.events == await in_thread(exported)(session)
+    await p.comm.disconnect()
+
+
 async def test_stepping_by_cycle_gives_every_event_once_with_a_frame_per_step():
     path = ROOT / "fixtures" / "11-preemption-reprieve.yaml"
     session = await create_from(path)
