@@ -18,7 +18,7 @@ import logging
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, SuspiciousOperation
-from django.http import Http404
+from django.http import Http404, JsonResponse
 from django.views import defaults
 from django.views.debug import ExceptionReporter
 
@@ -87,6 +87,11 @@ class TooLargeRequestAsFormError:
                 length = 0
             if length > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
                 from visualizer import views
+                if request.path.startswith("/api/"):      # the REST API answers in JSON (docs/api.md)
+                    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+                    return JsonResponse({"title": "Too large", "problems": [
+                        f"the request is too large: {length:,} bytes were sent, the limit is {limit:,} bytes "
+                        f"({limit / 1048576:g} MiB)"]}, status=413)
                 return views.request_too_large(request, length)
         return self.get_response(request)
 

@@ -1,4 +1,4 @@
-from django.urls import path, re_path
+from django.urls import include, path, re_path
 
 from visualizer import views
 
@@ -30,6 +30,7 @@ urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("favicon.ico", views.favicon, name="favicon"),
     path("metrics", views.prometheus_metrics, name="metrics"),
+    path("api/", include("visualizer.api")),    # the REST API and its OpenAPI docs (docs/api.md)
 ]
 
 # Last: any other URL is a 404 raised by a view, so that a remote client never gets Django's

@@ -19,7 +19,7 @@ SERVED = ["/docs/"] + [f"/docs/{name}/" for name in PAGES if name != "README"] +
 # README first (the menu's heading, /docs/), then a user's reading order; docs/README.md's
 # table lists them in this order and the menu follows it.
 READING_ORDER = ["ui-tour", "scenario-format", "lessons", "cli", "import-export", "why-pending", "state-and-trace", "extenders",
-                 "writing-plugins", "architecture", "limits", "benchmarks"]
+                 "writing-plugins", "api", "architecture", "limits", "benchmarks"]
 
 _LINK = re.compile(r'<(a|img|link|script)\b[^>]*?\s(?:href|src)="([^"]*)"')
 _ID = re.compile(r'\sid="([^"]*)"')
