@@ -15,6 +15,8 @@
 # relative paths are taken from where you run this script (the server runs in the project root).
 # Unset, it loads the example plugins the lessons use (docs/examples/coscheduling.py, lesson 20);
 # set it (even to "") to load only what you list.
+# DATABASE_URL=postgres://user:password@host:5432/name uses that PostgreSQL database instead of the
+# SQLite file db.sqlite3 (migrated here all the same; README.md "Run on PostgreSQL").
 # SCHEDULER_EXTENDERS=http://127.0.0.1:8888/scheduler[,...] lets sessions call those scheduler
 # extenders (the urlPrefix values allowed; docs/extenders.md): passed on as it is.
 set -euo pipefail

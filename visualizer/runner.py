@@ -118,6 +118,10 @@ def _plain(value):
     if len(text) > MAX_INJECTION_BYTES:
         raise ControlError([f"the manifest is {len(text):,} bytes as JSON; at most {MAX_INJECTION_BYTES:,}"],
                            title="The cluster event is not valid")
+    if "\\u0000" in text.replace("\\\\", ""):
+        # PostgreSQL's jsonb cannot hold a NUL character (SQLite can): refused on both, alike.
+        raise ControlError(["the manifest cannot be stored: it contains a NUL character (\\0), which "
+                            "the database (PostgreSQL) cannot store"], title="The cluster event is not valid")
     return json.loads(text)
 
 
@@ -463,13 +467,15 @@ class LiveSession:
 def _retry_locked(query, attempts=20, pause=0.05):
     """Run a database query, retrying while SQLite reports its table or database locked by
     another thread's write (brief under concurrent sessions; without this, a control would
-    fail for nothing)."""
-    from django.db import OperationalError
+    fail for nothing). PostgreSQL locks rows, not the database: a concurrent write waits for
+    the other's commit instead of failing, and the version check of ``persist`` still makes
+    the loser of a race a Conflict; nothing is retried there."""
+    from django.db import OperationalError, connection
     for attempt in range(attempts):
         try:
             return query()
         except OperationalError as e:
-            if "locked" not in str(e) or attempt == attempts - 1:
+            if connection.vendor != "sqlite" or "locked" not in str(e) or attempt == attempts - 1:
                 raise
             time.sleep(pause)
 

@@ -5,7 +5,10 @@ Everything a deployment changes comes from the environment:
     DJANGO_SECRET_KEY     secret key (a development default otherwise)
     DJANGO_DEBUG          "1" (default, development) or "0"
     DJANGO_ALLOWED_HOSTS  comma-separated (default: localhost,127.0.0.1,[::1],testserver)
-    DATABASE_PATH         SQLite file (default: BASE_DIR/db.sqlite3)
+    DATABASE_URL          the database, as a URL (dj-database-url): postgres://user:password@host:5432/name
+                          (also postgresql://) for PostgreSQL (psycopg 3), sqlite:////abs/path.sqlite3
+                          for SQLite; unset or empty: SQLite at DATABASE_PATH
+    DATABASE_PATH         SQLite file when DATABASE_URL is unset (default: BASE_DIR/db.sqlite3)
     REDIS_URL             if set, Channels uses Redis; otherwise an in-process layer
     SCENARIO_FIXTURES_DIR directory of scenario files for the library (default: BASE_DIR/fixtures)
     DJANGO_HTTPS          "1" behind HTTPS: redirect to it, HSTS, secure cookies (default "0")
@@ -129,12 +132,24 @@ TEMPLATES = [
 
 ASGI_APPLICATION = "visualizer.asgi.application"
 
-DATABASES = {
-    "default": {
+# DATABASE_URL selects the database (PostgreSQL for a deployment with several processes); without
+# it, the embedded SQLite file of `bash scripts/run.sh`. Sessions are short rows updated with a
+# version check (visualizer/runner.py LiveSession.persist), so nothing depends on the backend;
+# the suite runs on both (scripts/test.sh, tests/visualizer/test_postgres.py).
+DATABASE_URL = os.environ.get("DATABASE_URL", "").strip()
+if DATABASE_URL:
+    import dj_database_url
+
+    try:
+        _database = dj_database_url.parse(DATABASE_URL)
+    except Exception as e:   # an unknown scheme: say which variable, not just the library's words
+        raise ImproperlyConfigured(f"DATABASE_URL: {e}") from None
+else:
+    _database = {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": os.environ.get("DATABASE_PATH", str(BASE_DIR / "db.sqlite3")),
     }
-}
+DATABASES = {"default": _database}
 
 # There is no default channel layer: configure one explicitly. The in-memory layer works
 # within one process only (the engine must then run inside the Daphne process).

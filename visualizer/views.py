@@ -202,7 +202,9 @@ def join_short(request, code):
     if len(code) != JOIN_CODE_LENGTH:
         raise Http404("no such join code")
     matches = list(Session.objects.filter(follower_token__startswith=code).values_list("follower_token", flat=True)[:2])
-    if len(matches) != 1 or not matches[0].startswith(code):     # startswith is case-blind on SQLite
+    # __startswith is LIKE: case-blind for ASCII on SQLite, case-sensitive on PostgreSQL; the tokens
+    # are case-sensitive (base64url), so the match is checked again in Python on both
+    if len(matches) != 1 or not matches[0].startswith(code):
         raise Http404("no such join code")
     return redirect("session-follower", token=matches[0])
 
