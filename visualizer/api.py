@@ -399,15 +399,9 @@ def follower_control(request, token: str):
 
 async def _publish(session_id) -> None:
     """The session's open pages show the change: one frame to its group, as the consumer sends."""
-    from channels.layers import get_channel_layer
-    from visualizer import frames
-    from visualizer.consumers import group_name
-    layer = get_channel_layer()
-    if layer is None:
-        return
+    from visualizer.consumers import publish_frame
     try:
-        version, panels = await _off(frames.render_frame, session_id)
-        await layer.group_send(group_name(session_id), {"type": "session.frame", "version": version, "panels": panels})
+        await publish_frame(session_id)
     except Exception:     # pragma: no cover - the control is done; the pages catch up on their next frame
         log.exception("could not publish session %s", session_id)
 

@@ -94,6 +94,18 @@ def _sync(fn):
     return sync_to_async(fn, thread_sensitive=False)
 
 
+async def publish_frame(session_id) -> None:
+    """One frame of the session to every page and program following it (its group), as a
+    socket's ``publish_now`` does: for a change made outside a socket (a what-if applied from
+    the report, a control sent to the REST API)."""
+    from channels.layers import get_channel_layer
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    version, panels = await _sync(frames.render_frame)(session_id)
+    await layer.group_send(group_name(session_id), {"type": "session.frame", "version": version, "panels": panels})
+
+
 class SessionConsumer(AsyncWebsocketConsumer):
     def __init__(self, *args, role="follower", **kwargs):
         super().__init__(*args, **kwargs)

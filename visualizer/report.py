@@ -103,15 +103,6 @@ def clear() -> None:
 
 # ---------------------------------------------------------------------- what the page shows
 
-def _node_rows(engine) -> list:
-    out = []
-    for name, node in list(engine.nodes.items())[:NODE_LIMIT]:
-        alloc = getattr(node, "allocatable", None) or {}
-        out.append({"name": name, "labels": len((node.manifest or {}).get("metadata", {}).get("labels") or {}),
-                    "alloc": alloc})
-    return out
-
-
 def _pod_view(p, before) -> dict:
     v = dict(p)
     v["time_s"] = seconds(p["time"]) if p.get("time") is not None else None
@@ -122,17 +113,19 @@ def _pod_view(p, before) -> dict:
     return v
 
 
-def present(row) -> dict:
-    """The report page's context: pods grouped (still pending first), what the injections
-    changed, the nodes for the what-ifs."""
-    c = computed(row)
+def present(row, c: dict) -> dict:
+    """The report page's context from ``c``, the row's ``computed`` run: pods grouped (still
+    pending first), what the injections changed, the nodes for the what-ifs."""
     report, base = c["report"], c["base"]
     before = {p["pod"]: p for p in base["pods"]} if base else {}
     pods = [_pod_view(p, before.get(p["pod"])) for p in report["pods"]]
     groups = {o.replace("-", "_"): [p for p in pods if p["outcome"] == o]
               for o in ("pending", "binding", "bound", "deleted", "not-ours")}
+    likes = c.setdefault("likes", {})     # each scans the run's events: once per cached run
     for p in [p for p in groups["pending"] if not p["gated"]][:LIKE_LIMIT]:
-        p["like"], p["like_fit_only"] = best_node_to_copy(c, p["pod"], with_reason=True)
+        if p["pod"] not in likes:
+            likes[p["pod"]] = best_node_to_copy(c, p["pod"], with_reason=True)
+        p["like"], p["like_fit_only"] = likes[p["pod"]]
     changed = [p for p in pods if "before" in p and not p["moved"]]
     moved = [p for p in pods if p.get("moved")]
     now_fit = [p for p in changed if p["outcome"] in ("bound", "binding") and p["before"]["outcome"] == "pending"]

@@ -443,20 +443,6 @@ def session_compare(request, token, role="presenter"):
 WHATIF_FORMS = ("yaml", "delete")
 
 
-def _publish_frame(session_id) -> None:
-    """Send the session's frame to every page of it (an injection made from the report)."""
-    from asgiref.sync import async_to_sync
-    from channels.layers import get_channel_layer
-    from visualizer import frames
-    from visualizer.consumers import group_name
-    layer = get_channel_layer()
-    if layer is None:
-        return
-    version, panels = frames.render_frame(session_id)
-    async_to_sync(layer.group_send)(group_name(session_id),
-                                    {"type": "session.frame", "version": version, "panels": panels})
-
-
 def _whatif_form(request, c, role) -> dict | None:
     """The what-if the report's GET asks for (``?whatif=add-node&like=X``,
     ``?whatif=remove-node&node=Y``, ``?whatif=requests&pod=NS/NAME``), as the inject form it
@@ -524,8 +510,10 @@ def _report(request, token, role):
             except EngineError as e:
                 problems, status = [f"This session cannot be rebuilt here: {e}"], 503
             else:
+                from asgiref.sync import async_to_sync
+                from visualizer.consumers import publish_frame
                 try:
-                    _publish_frame(session.pk)
+                    async_to_sync(publish_frame)(session.pk)
                 except Exception:       # noqa: BLE001 - the pages catch up at their next frame
                     pass
                 return redirect(reverse(f"{'session' if role == 'presenter' else 'follower'}-report", args=[token])
@@ -534,8 +522,8 @@ def _report(request, token, role):
     elif request.method != "GET":
         return HttpResponse(status=405)
     try:
-        ctx = rep.present(session)
         c = rep.computed(session)
+        ctx = rep.present(session, c)
     except (EngineError, ScenarioError) as e:
         return render(request, "visualizer/session_unavailable.html", {
             "session": session, "problems": getattr(e, "problems", None) or [str(e)], "notes": [],
