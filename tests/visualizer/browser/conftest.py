@@ -6,8 +6,6 @@ of them behind one Redis. Nothing here touches the test process's database, and 
 are sorted after every other test (tests/conftest.py), as sync Playwright requires.
 """
 import os
-import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +13,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from stack import RedisServer, free_port, wait_for  # noqa: E402,F401  (tests/stack.py)
 
 ROOT = Path(__file__).resolve().parents[3]
 SCENARIOS = ROOT / "tests" / "visualizer" / "scenarios"
@@ -28,25 +29,6 @@ def browser_type_launch_args(browser_type_launch_args):
     if not os.access(CHROMIUM, os.X_OK):
         pytest.fail(f"{CHROMIUM} is missing: `bash scripts/test.sh` installs Debian's chromium")
     return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(check, what, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            if check():
-                return
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"timed out waiting for {what}")
-        time.sleep(0.1)
 
 
 class DaphneServer:
@@ -88,40 +70,6 @@ class DaphneServer:
                 self.process.kill()
                 self.process.wait()
         self.process = None
-
-
-class RedisServer:
-    """A throw-away ``redis-server`` on a free loopback port (nothing saved to disk)."""
-
-    def __init__(self, directory: Path):
-        self.directory = directory
-        self.port = free_port()
-        self.process = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> "RedisServer":
-        binary = shutil.which("redis-server")
-        if binary is None:
-            pytest.fail("redis-server is missing: `bash scripts/test.sh` installs it")
-        self.process = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", str(self.directory)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-        def ping():
-            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
-                s.sendall(b"PING\r\n")
-                return s.recv(16).startswith(b"+PONG")
-        wait_for(ping, f"redis-server on port {self.port}")
-        return self
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.terminate()
-            self.process.wait(timeout=10)
-            self.process = None
 
 
 @pytest.fixture(scope="session")
