@@ -125,7 +125,10 @@ class SessionOut(Schema):
 
 
 class ControlIn(Schema):
-    action: str = Field(description="step-event, step-point, step-cycle, back, jump, run-until or inject")
+    action: str = Field(description="step-event, step-point, step-cycle, back, jump, run-until, inject, "
+                                    "play or pause")
+    speed: Optional[float] = Field(None, description="play: point-steps per second (0: as fast as possible; "
+                                                     "default 2)")
     position: Optional[int] = Field(None, description="jump: the position to show")
     until: Optional[float] = Field(None, description="run-until: virtual seconds")
     form: Optional[str] = Field(None, description="inject: the page's form (node-add, pod-add, delete, node-update, "
@@ -143,6 +146,8 @@ class Position(Schema):
     head: int
     clock: float
     finished: bool
+    playing: Optional[float] = Field(None, description="the speed it plays at (point-steps per second, 0: as "
+                                                         "fast as possible), in whichever server process; null: paused")
 
 
 class ControlOut(Position):
@@ -192,7 +197,7 @@ def _session(token: str, role: str) -> Session:
 
 def _position(live) -> dict:
     return {"position": live.position, "head": live.high_water, "clock": live.stepper.engine.now / 1e6,
-            "finished": bool(live.finished)}
+            "finished": bool(live.finished), "playing": live.playing}
 
 
 def _off(fn, *args):
@@ -359,11 +364,15 @@ async def control(request, token: str, body: ControlIn):
     """One control, as the presenter's page sends it (`runner.control`, the same validation):
     `step-event`, `step-point`, `step-cycle`, `back`, `jump` (`position`), `run-until`
     (`until`, seconds of virtual time; run in slices, at most the page's budget), `inject`
-    (`form` and its fields, as the page's inject forms). Presenter token only: a follower's
-    link gets 403. A control that cannot be carried out is 400 with its problems."""
+    (`form` and its fields, as the page's inject forms), `play` (`speed`, point-steps per
+    second; the server plays on after the reply, as for the page's Play, until the end, a
+    `pause` or any other control) and `pause`. Presenter token only: a follower's link gets
+    403. A control that cannot be carried out is 400 with its problems."""
     session = await _off(_session, token, "presenter")
     msg = body.dict(exclude_none=True)
-    runner.stop_play(session.pk)
+    if msg.get("action") in ("play", "pause"):
+        return await _play_or_pause(session, msg)
+    await _off(runner.stop_play, session.pk)
     slices, note = 0, ""
     try:
         while True:      # run-until in slices, other requests and sockets running between them
@@ -383,6 +392,26 @@ async def control(request, token: str, body: ControlIn):
     if result.get("checkpoint_due"):
         await _off(runner.take_due_checkpoint, session.pk)      # after the frame, as the page does
     return {**await _off(_where, session), "note": note, "slices": slices}
+
+
+async def _play_or_pause(session, msg) -> dict:
+    """The page's Play and Pause (consumers.SessionConsumer.play and pause): a play runs in
+    this process after the reply; a pause stops it in whichever process plays it."""
+    from channels.layers import get_channel_layer
+    from visualizer import consumers
+    try:
+        if msg["action"] == "play":
+            await consumers.start_play(session.pk, runner.parse_speed(msg.get("speed", 2)))
+            note = ""
+        else:
+            note = "Paused." if await _off(runner.stop_play, session.pk) else "It was not playing."
+            layer = get_channel_layer()
+            if layer is not None:
+                await layer.group_send(consumers.group_name(session.pk), {"type": "session.stop_play"})
+            await _publish(session.pk)
+    except runner.ControlError as e:
+        raise ApiError(400, e.problems, title=e.title) from None
+    return {**await _off(_where, session), "note": note, "slices": 0}
 
 
 def _where(session) -> dict:

@@ -227,7 +227,7 @@ def reload_session(session_id, *, changed_only=False, only=None) -> dict:
 
     Returns {"note": text}. Raises runner.ControlError when there is nothing to reload or the
     new code does not load (the session then stays on the old code)."""
-    with runner.open_live(session_id) as live:
+    with runner.open_live(session_id, write=True) as live:
         row = Session.objects.only("plugin_code", "version").get(pk=session_id)
         recorded = row.plugin_code or {}
         sources = session_sources(recorded, live.scenario)

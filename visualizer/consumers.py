@@ -106,6 +106,55 @@ async def publish_frame(session_id) -> None:
     await layer.group_send(group_name(session_id), {"type": "session.frame", "version": version, "panels": panels})
 
 
+async def start_play(session_id, speed, claimed=False) -> None:
+    """Play the session in this process (``runner.start_play``), each tick's frame to its group
+    and an error that stops it as a status to every socket of the session: for a presenter's
+    play (a socket or the REST API) and a play adopted from a process that went away."""
+    from channels.layers import get_channel_layer
+    layer = get_channel_layer()
+    group = group_name(session_id)
+
+    async def publish(version, panels):
+        await layer.group_send(group, {"type": "session.frame", "version": version, "panels": panels})
+
+    async def on_error(error):
+        await layer.group_send(group, {"type": "session.status", "kind": "error", "title": error.title,
+                                       "problems": error.problems[:20]})
+
+    await runner.start_play(session_id, speed, publish, on_error, render=presenters.render_panels, claimed=claimed)
+
+
+_adopter = None     # this process's task looking for plays to adopt (ensure_adopter)
+
+
+def ensure_adopter() -> None:
+    """Start this process's look-out for plays whose process went away (killed mid-play, a
+    restart): every ``runner.ADOPT_INTERVAL`` seconds it claims those whose lease ran out
+    (``runner.adopt_orphaned_plays``) and plays them on from the database. Started by the
+    first socket a process serves; ``settings.PLAY_ADOPT`` = False turns it off."""
+    from django.conf import settings
+    global _adopter
+    if not getattr(settings, "PLAY_ADOPT", True):
+        return
+    loop = asyncio.get_running_loop()
+    if _adopter is not None and not _adopter.done() and _adopter.get_loop() is loop:
+        return
+    _adopter = loop.create_task(_adopt_loop())
+
+
+async def _adopt_loop():
+    while True:
+        await asyncio.sleep(runner.ADOPT_INTERVAL)
+        try:
+            adopted = await _sync(runner.adopt_orphaned_plays)()
+            for session_id, speed in adopted:
+                await start_play(session_id, speed, claimed=True)
+        except asyncio.CancelledError:
+            raise
+        except Exception:     # noqa: BLE001 - the database may be away for a moment: look again
+            log.exception("looking for plays to adopt failed")
+
+
 class SessionConsumer(AsyncWebsocketConsumer):
     def __init__(self, *args, role="follower", **kwargs):
         super().__init__(*args, **kwargs)
@@ -128,6 +177,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
             await self.close(code=4404)
             return
         self.group = group_name(self.session_id)
+        ensure_adopter()
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         metrics.OPEN_SOCKETS.labels(self.role).inc()
@@ -211,7 +261,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
 
     async def carry_out(self, msg):
         action = msg["action"]
-        was_playing = runner.stop_play(self.session_id)
+        was_playing = await _sync(runner.stop_play)(self.session_id)
         go_on, reloaded = await self.reload_plugins(action)
         if not go_on:
             return
@@ -293,29 +343,16 @@ class SessionConsumer(AsyncWebsocketConsumer):
         return True, note
 
     async def play(self, msg):
-        raw = msg.get("speed", 2)
         try:
-            speed = float(raw[0] if isinstance(raw, list) and raw else raw)
-            if speed < 0 or speed != speed or speed > 1000:
-                raise ValueError
-        except (TypeError, ValueError, OverflowError):
-            await self.send_status("error", "The speed is not valid",
-                                   [f"speed: {runner._short(raw)} is not a number from 0 to 1000"])
+            speed = runner.parse_speed(msg.get("speed", 2))
+        except runner.ControlError as e:
+            await self.send_status("error", e.title, e.problems)
             return
-        group, layer = self.group, self.channel_layer
-
-        async def publish(version, panels):
-            await layer.group_send(group, {"type": "session.frame", "version": version, "panels": panels})
-
-        async def on_error(error):
-            await layer.group_send(group, {"type": "session.status", "kind": "error", "title": error.title,
-                                           "problems": error.problems[:20]})
-
-        await runner.start_play(self.session_id, speed, publish, on_error, render=presenters.render_panels)
+        await start_play(self.session_id, speed)
         await self.send_status("info", "", [])
 
     async def pause(self):
-        runner.stop_play(self.session_id)
+        await _sync(runner.stop_play)(self.session_id)
         # a play task may run in another server process: ask every process to stop it
         await self.channel_layer.group_send(self.group, {"type": "session.stop_play"})
         await self.publish_now()
@@ -383,7 +420,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
         await self.publish_now()
 
     async def session_stop_play(self, event):
-        if runner.stop_play(self.session_id):   # this process was playing it: show it paused
+        if runner.stop_local_play(self.session_id):   # this process was playing it: show it paused
             await self.publish_now()
 
 

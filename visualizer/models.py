@@ -48,6 +48,13 @@ class Session(models.Model):
     # so a rebuild (time travel, a restart, another process) replays the past from them and
     # never calls an extender again for it; [] when it configures none.
     extender_records = models.JSONField(default=list, blank=True)
+    # Playing (issue 27): the speed it plays at (None: paused), the server process whose play
+    # task steps it, and until when that process's lease holds; its play ticks renew the lease,
+    # and a process that finds it run out (the player went away: killed, restarted) claims the
+    # play and continues it (visualizer.runner, "play"). Not part of the run: no version bump.
+    play_speed = models.FloatField(null=True, blank=True, default=None)
+    play_owner = models.CharField(max_length=120, blank=True, default="")
+    play_lease_until = models.DateTimeField(null=True, blank=True, default=None)
     # Incremented by every change: a process holding an older copy of the run rebuilds it.
     version = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -15,6 +15,16 @@ it (``rebuild``), so a server restart loses nothing and two processes can serve 
 Play runs server-side as an asyncio task per session (``start_play``); each tick does the
 steps that are due at the chosen speed and publishes one frame, so updates are coalesced.
 
+Several server processes (issue 27): any process serves any session. A change (a control, a
+play tick) opens the session with ``open_live(..., write=True)``: on PostgreSQL the row is
+locked (``SELECT ... FOR UPDATE``) until the change is committed, so a control sent to another
+process waits, then sees the new version (rebuilds its copy) and applies after it: controls
+apply once and in order, never two engines racing. Playing is in the row too (``play_speed``,
+``play_owner``, ``play_lease_until``): any process's pause or control clears it and the player's
+next tick stops; the player renews its lease on every tick, and a process that finds a lease
+run out (the player was killed) claims the play and continues it from the database
+(``adopt_orphaned_plays``). On SQLite (one process) the row lock is this process's own lock.
+
 Bounds, so that one presenter cannot starve the other sessions of the process:
 
 - a control is validated (and an injection serialized) before it changes anything, and a
@@ -44,6 +54,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import math
+import os
+import secrets
+import socket
 
 from engine import US, Scenario
 from engine.objects import Problems
@@ -79,6 +92,13 @@ EVENT_BYTES = 1000
 CLUSTER_OBJECT_BYTES = 8 * 1024
 # Checkpointer options for sessions (engine/checkpoint.py); tests take one at every unit
 CHECKPOINT_OPTIONS: dict = {}
+# Several processes (module docstring): this process's name in a play's lease, how long a lease
+# lasts without a tick renewing it, how often a process looks for plays whose player went away,
+# and how long a change waits for another process's change to the same session (then Conflict).
+PROCESS_ID = f"{socket.gethostname()[:60]}:{os.getpid()}:{secrets.token_hex(4)}"
+PLAY_LEASE_SECONDS = 3.0
+ADOPT_INTERVAL = 1.0
+ROW_LOCK_TIMEOUT = "15s"
 
 
 
@@ -268,6 +288,8 @@ class LiveSession:
         self.baseline = row.baseline               # the last reload's record, or None
         self.scenario = parsed_scenario(row.scenario_text, row.source or "<input>")
         self.last_change = (min(row.change_start, row.position), row.position)
+        self.play_speed = row.play_speed           # from the row at every open_live (any process's play)
+        self.play_owner = row.play_owner
         from django.conf import settings
         # checkpoints of the head's run, for travelling back (engine/checkpoint.py): at most a
         # quarter of the session's memory budget
@@ -325,8 +347,8 @@ class LiveSession:
 
     @property
     def playing(self):
-        """The speed this process plays the session at, or None."""
-        return _play_speeds.get(self.id)
+        """The speed the session plays at (in whichever process plays it), or None."""
+        return self.play_speed
 
     @property
     def position(self) -> int:
@@ -439,8 +461,10 @@ class LiveSession:
 
     # ------------------------------------------------------------------ storing
 
-    def persist(self, *, injections: bool = False) -> None:
-        fields = {"position": self.position, "change_start": min(self.last_change[0], self.position),
+    def persist(self, *, injections: bool = False, extra: dict | None = None) -> None:
+        """Store the run's new position (and injections); ``extra``: more fields of the row to
+        write with it (a play tick's lease). Conflict if the row changed meanwhile."""
+        fields = {**(extra or {}),"position": self.position, "change_start": min(self.last_change[0], self.position),
                   "high_water": self.high_water,
                   "head_clock_us": self.head_clock_us, "version": self.version + 1}
         if injections:
@@ -552,28 +576,66 @@ def reset() -> None:
             task.cancel()
         _players.clear()
         _play_tokens.clear()
-        _play_speeds.clear()
     _release_heap()
 
 
+def _locks_rows() -> bool:
+    """Whether the database locks rows (PostgreSQL: SELECT ... FOR UPDATE); SQLite does not."""
+    from django.db import connection
+    return connection.features.has_select_for_update
+
+
 @contextmanager
-def open_live(session_id):
-    """The session's LiveSession, up to date with the database, locked for the caller."""
+def open_live(session_id, write: bool = False):
+    """The session's LiveSession, up to date with the database, locked for the caller.
+
+    ``write``: the caller changes the session (a control, a play tick). On a database that locks
+    rows, the row stays locked until the change is committed when the block ends (a change
+    from another process waits for it, at most ROW_LOCK_TIMEOUT, then Conflict), and an error
+    in the block rolls the change back; a failed commit makes this process forget its copy."""
     with _lock_for(session_id):
-        row = _retry_locked(lambda: Session.objects.get(pk=session_id))
-        live = _live.get(session_id)
-        if live is None or live.version != row.version:
-            if live is not None:
-                _release_heap()     # the old one's objects go
-            live = LiveSession(row)
-            with _registry_lock:
-                _live[session_id] = live
-            metrics.REBUILDS.inc()
-            _settle_heap()
+        if not (write and _locks_rows()):
+            yield _up_to_date(session_id, Session.objects)
+            return
+        from django.db import OperationalError, connection, transaction
+        body_done = False
+        try:
+            with transaction.atomic():
+                with connection.cursor() as cursor:
+                    cursor.execute(f"SET LOCAL lock_timeout = '{ROW_LOCK_TIMEOUT}'")
+                try:
+                    live = _up_to_date(session_id, Session.objects.select_for_update())
+                except OperationalError as e:
+                    if "lock timeout" not in str(e):
+                        raise
+                    raise Conflict(f"the session is busy in another server process (waited {ROW_LOCK_TIMEOUT}); "
+                                   "try again", title="Busy elsewhere") from None
+                yield live
+                body_done = True
+        except BaseException:
+            if body_done:      # the commit failed: this copy is ahead of the database
+                _forget(session_id)
+            raise
+
+
+def _up_to_date(session_id, query) -> "LiveSession":
+    """This process's copy of the session, rebuilt if the row has a newer version (the caller
+    holds the session's lock)."""
+    row = _retry_locked(lambda: query.get(pk=session_id))
+    live = _live.get(session_id)
+    if live is None or live.version != row.version:
+        if live is not None:
+            _release_heap()     # the old one's objects go
+        live = LiveSession(row)
         with _registry_lock:
-            _last_used[session_id] = time.monotonic()
-        evict_idle(keep=session_id)
-        yield live
+            _live[session_id] = live
+        metrics.REBUILDS.inc()
+        _settle_heap()
+    live.play_speed, live.play_owner = row.play_speed, row.play_owner
+    with _registry_lock:
+        _last_used[session_id] = time.monotonic()
+    evict_idle(keep=session_id)
+    return live
 
 
 def session_for_token(token: str, role: str):
@@ -628,7 +690,7 @@ def control(session_id, msg: dict) -> dict:
     if not isinstance(action, str) or action not in ("step-event", "step-point", "step-cycle", "back", "jump",
                                                      "run-until", "inject"):
         raise ControlError(f"unknown control {_short(action)}")
-    with open_live(session_id) as live:
+    with open_live(session_id, write=True) as live:
         before = live.position
         changed_injections = False
         note = ""
@@ -657,7 +719,9 @@ def control(session_id, msg: dict) -> dict:
                 live.inject(verb, body, prepared)
                 changed_injections = True
             live.last_change = (before, live.position)
-            live.persist(injections=changed_injections)
+            # a control pauses a play, in whichever process it runs (its next tick stops)
+            live.persist(injections=changed_injections, extra=NOT_PLAYING if live.play_speed is not None else None)
+            live.play_speed = None
         except BaseException:
             _forget(session_id)   # the database has the session as it was: rebuild from there
             raise
@@ -678,36 +742,114 @@ def take_due_checkpoint(session_id) -> bool:
 
 _players: dict = {}       # session id -> this process's play task
 _play_tokens: dict = {}   # session id -> the current play's token (a tick checks it each step)
-_play_speeds: dict = {}
+NOT_PLAYING = {"play_speed": None, "play_owner": "", "play_lease_until": None}
 
 
 def is_playing(session_id) -> bool:
+    """Whether this process's play task for the session runs."""
     task = _players.get(session_id)
     return task is not None and not task.done()
 
 
-def _set_playing(session_id, speed) -> None:
-    if speed is None:
-        _play_speeds.pop(session_id, None)
-    else:
-        _play_speeds[session_id] = speed
+def _tick_seconds(speed) -> float:
+    return max(PUSH_INTERVAL, 1.0 / speed) if speed else PUSH_INTERVAL
+
+
+def _lease(speed) -> dict:
+    """The row's fields for this process's play at ``speed``, leased from now: the lease outlasts
+    a few ticks, so only a process that stopped ticking loses it."""
+    from django.utils import timezone
+    seconds = max(PLAY_LEASE_SECONDS, 3 * _tick_seconds(speed))
+    return {"play_speed": speed, "play_owner": PROCESS_ID,
+            "play_lease_until": timezone.now() + datetime.timedelta(seconds=seconds)}
+
+
+def parse_speed(raw) -> float:
+    """A play's speed from a control message (point-steps per second, 0: as fast as possible),
+    or ControlError."""
+    try:
+        speed = float(raw[0] if isinstance(raw, list) and raw else raw)
+        if isinstance(raw, bool) or speed < 0 or speed != speed or speed > 1000:
+            raise ValueError
+    except (TypeError, ValueError, OverflowError):
+        raise ControlError([f"speed: {_short(raw)} is not a number from 0 to 1000"],
+                           title="The speed is not valid") from None
+    return speed
+
+
+def claim_play(session_id, speed) -> None:
+    """Mark the session as played by this process at ``speed`` (a presenter's play): a play in
+    another process stops at its next tick (its owner is no longer itself)."""
+    with open_live(session_id, write=True) as live:
+        _retry_locked(lambda: Session.objects.filter(pk=session_id).update(**_lease(speed)))
+        live.play_speed = speed
+
+
+def stop_play(session_id) -> bool:
+    """Pause the session wherever it plays: this process's task stops, and the row says paused,
+    so a play task of another process stops at its next tick. True if it was playing."""
+    local = stop_local_play(session_id)
+    with open_live(session_id, write=True) as live:
+        was = live.play_speed is not None
+        if was:
+            _retry_locked(lambda: Session.objects.filter(pk=session_id).update(**NOT_PLAYING))
+            live.play_speed = None
+    return was or local
+
+
+def stop_local_play(session_id) -> bool:
+    """Stop this process's play task for the session (nothing in the database); True if one ran."""
+    task = _players.pop(session_id, None)
+    _play_tokens.pop(session_id, None)   # a tick running in a worker thread stops stepping
+    if task is None or task.done():
+        return False
+    task.cancel()
+    return True
+
+
+def _release_play(session_id) -> None:
+    """A play of this process that failed: the row says paused (no other process adopts it)."""
+    _retry_locked(lambda: Session.objects.filter(pk=session_id, play_owner=PROCESS_ID).update(**NOT_PLAYING))
+
+
+def adopt_orphaned_plays(limit: int = 10) -> list:
+    """Claim the plays whose lease ran out (the process playing them stopped ticking: killed,
+    restarted, hung) for this process: ``[(session id, speed)]``, to continue with
+    ``start_play(..., claimed=True)``. The claim is one conditional UPDATE, so of several
+    processes looking at once exactly one gets each play."""
+    from django.utils import timezone
+    now = timezone.now()
+    orphaned = Session.objects.filter(play_speed__isnull=False, play_lease_until__lt=now)
+    adopted = []
+    for pk, speed in list(orphaned.values_list("pk", "play_speed")[:limit]):
+        if _retry_locked(lambda: orphaned.filter(pk=pk).update(**_lease(speed))):
+            log.info("session %s: continuing its play at speed %g (the process playing it went away)", pk, speed)
+            adopted.append((pk, speed))
+    return adopted
 
 
 def _play_tick(session_id, token, steps, budget, render):
     """Do up to ``steps`` point-steps (or as many as fit in ``budget`` seconds when steps is
-    None), unless this play was stopped meanwhile; persist; return (finished, version,
-    ``render(live)``)."""
-    with open_live(session_id) as live:
+    None), unless this play was stopped meanwhile (here, or in the row by another process);
+    persist with the lease renewed; return (finished, version, ``render(live)``), or None when
+    the play is no longer this process's."""
+    over = None
+    with open_live(session_id, write=True) as live:
+        if live.play_speed is None or live.play_owner != PROCESS_ID or _play_tokens.get(session_id) is not token:
+            return None         # paused, claimed by another process's play, or replaced by a new play here
         try:
-            return _play_steps(live, session_id, token, steps, budget, render)
-        except OverBudget:
-            raise            # what was done is persisted (see _play_steps)
+            result = _play_steps(live, session_id, token, steps, budget, render, live.play_speed)
+        except OverBudget as e:
+            over = e             # what was done is persisted (see _play_steps): commit it
         except BaseException:
             _forget(session_id)
             raise
+    if over is not None:
+        raise over
+    return result
 
 
-def _play_steps(live, session_id, token, steps, budget, render):
+def _play_steps(live, session_id, token, steps, budget, render, speed):
     """The steps of one play tick on a locked live session (see _play_tick)."""
     before = live.position
     started = time.perf_counter()
@@ -717,9 +859,9 @@ def _play_steps(live, session_id, token, steps, budget, render):
         try:
             stepped = live.step("point")
         except OverBudget:
-            if done:
-                live.last_change = (before, live.position)
-                live.persist()
+            live.last_change = (before, live.position)
+            live.persist(extra=NOT_PLAYING)
+            live.play_speed = None
             raise
         if not stepped:
             finished = True
@@ -728,25 +870,35 @@ def _play_steps(live, session_id, token, steps, budget, render):
         if time.perf_counter() - started >= budget:
             break
     metrics.PLAY_STEPS.inc(done)
+    lease = NOT_PLAYING if finished else _lease(speed)
     if done:
         live.last_change = (before, live.position)
-        live.persist()
-    if finished and _play_tokens.get(session_id) is token:
-        _set_playing(session_id, None)
+        live.persist(extra=lease)
+    else:
+        _retry_locked(lambda: Session.objects.filter(pk=session_id).update(**lease))
+    live.play_speed = lease["play_speed"]
     return finished, live.version, render(live)
 
 
-async def start_play(session_id, speed, publish, on_error=None, *, render) -> None:
+async def start_play(session_id, speed, publish, on_error=None, *, render, claimed=False) -> None:
     """Play the session at ``speed`` point-steps per second (0: as fast as possible), calling
     ``await publish(version, render(live))`` at most every PUSH_INTERVAL (``render``: the
     caller's, e.g. ``presenters.render_panels``: the runner renders nothing itself); a
-    ControlError (e.g. the memory budget) stops it and is passed to ``await on_error(error)``."""
+    ControlError (e.g. the memory budget) stops it and is passed to ``await on_error(error)``.
+    The play is claimed in the row first (``claim_play``) unless ``claimed`` (an adopted one)."""
     from asgiref.sync import sync_to_async
-    stop_play(session_id)
+    stop_local_play(session_id)
+    if not claimed:
+        await sync_to_async(claim_play, thread_sensitive=False)(session_id, speed)
     token = _play_tokens[session_id] = object()
-    _set_playing(session_id, speed)
-    tick = max(PUSH_INTERVAL, 1.0 / speed) if speed else PUSH_INTERVAL
+    tick = _tick_seconds(speed)
     steps = max(1, round(speed * tick)) if speed else None
+
+    async def release():
+        try:
+            await sync_to_async(_release_play, thread_sensitive=False)(session_id)
+        except Exception:      # noqa: BLE001 - then its lease runs out and another process tries
+            log.exception("session %s: could not mark its play stopped", session_id)
 
     async def loop():
         tick_fn = sync_to_async(_play_tick, thread_sensitive=False)
@@ -754,17 +906,22 @@ async def start_play(session_id, speed, publish, on_error=None, *, render) -> No
             while True:
                 started = asyncio.get_running_loop().time()
                 try:
-                    finished, version, panels = await tick_fn(session_id, token, steps, TICK_BUDGET, render)
+                    result = await tick_fn(session_id, token, steps, TICK_BUDGET, render)
                 except ControlError as e:
+                    await release()
                     if on_error is not None:
                         await on_error(e)
                     break
                 except Exception as e:   # a bug: say so on the page rather than stop silently
                     log.exception("play of session %s failed", session_id)
+                    await release()
                     if on_error is not None:
                         await on_error(ControlError([f"{type(e).__name__}: {str(e)[:300]}"],
                                                     title="Playing stopped: internal error"))
                     break
+                if result is None:       # paused or taken over elsewhere: that process publishes
+                    break
+                finished, version, panels = result
                 await publish(version, panels)
                 if finished:
                     break
@@ -774,20 +931,8 @@ async def start_play(session_id, speed, publish, on_error=None, *, render) -> No
             if _players.get(session_id) is asyncio.current_task():
                 _players.pop(session_id, None)
                 _play_tokens.pop(session_id, None)
-                _set_playing(session_id, None)
 
     _players[session_id] = asyncio.get_running_loop().create_task(loop())
-
-
-def stop_play(session_id) -> bool:
-    """Stop this process's play task for the session; True if one was running."""
-    task = _players.pop(session_id, None)
-    _play_tokens.pop(session_id, None)   # a tick running in a worker thread stops stepping
-    _set_playing(session_id, None)
-    if task is None or task.done():
-        return False
-    task.cancel()
-    return True
 
 
 def live_count() -> int:
