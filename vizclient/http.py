@@ -253,12 +253,13 @@ class Session:
         return self.control("inject", form=form, **fields)
 
     def play(self, speed: float = 2) -> dict:
-        """``{"action": "play", "speed": speed}``: only for a server whose REST control
-        takes play (docs/api.md says whether it does); otherwise an ApiError."""
+        """``{"action": "play", "speed": speed}`` (point-steps per second; 0: as fast as
+        possible): the server plays on after its answer, as for the page's Play, until the end,
+        a pause or another control; the stream shows its frames."""
         return self.control("play", speed=speed)
 
     def pause(self) -> dict:
-        """``{"action": "pause"}``: as ``play``."""
+        """``{"action": "pause"}``: stops a play."""
         return self.control("pause")
 
     # ------------------------------------------------------------------ reading

@@ -33,7 +33,8 @@ class Stream:
     Attributes kept from the messages: ``position`` (the events held: events 0 to
     position-1), ``run`` (the run they are of), ``head`` (events the session has recorded),
     ``shown`` (the position the session shows, from the last frame or rewind), ``frame`` (the
-    last frame message), and ``events`` (the events held, with ``keep_events=True``)."""
+    last frame message), and with ``keep_events=True`` ``events``: the events held from
+    ``events_start`` (``from_position``, or an earlier ``kept`` of a rewind) on."""
 
     def __init__(self, client, prefix: str, token: str, *, from_position: int = 0, run: str | None = None,
                  open_timeout: float = 10.0, keep_events: bool = False):
@@ -57,6 +58,7 @@ class Stream:
         self.shown = None
         self.frame = None
         self.events = [] if keep_events else None
+        self.events_start = from_position     # the position of events[0]
         self.resumed = 0            # how many times a "behind" was answered
         self._ws = None
 
@@ -159,7 +161,9 @@ class Stream:
             if msg["kept"] < self.position:
                 self.position = msg["kept"]
                 if self.events is not None:
-                    del self.events[self.position:]
+                    if self.position < self.events_start:      # before the first one held: none is kept
+                        self.events, self.events_start = [], self.position
+                    del self.events[self.position - self.events_start:]
         elif kind == "frame":
             self.shown = msg["position"]
             self.frame = msg

@@ -401,3 +401,29 @@ def test_links_and_tokens():
     with pytest.raises(ValueError):
         c.open("abc")
     assert c.open("http://h/s/abc/").role == "presenter"
+
+
+def test_a_new_branch_and_a_resume_on_another_run_leave_the_stream_holding_the_sessions_events(client):
+    session = client.create_session(fixture=PREEMPTION_LESSON)
+    with session.stream(keep_events=True) as stream:
+        stream.recv(timeout=10)
+        session.step_cycle()
+        answer = session.step_cycle()
+        stream.until(lambda m: m["type"] == "frame" and m["position"] == answer["head"], timeout=20)
+        old_run, held = stream.run, stream.position
+        session.jump(10)
+        stream.until(lambda m: m["type"] == "rewind", timeout=10)
+        # a node injected in the past: the recorded future is dropped, a new run follows
+        answer = session.inject("node-add", name="n9", cpu="16", memory="32Gi")
+        rewind = stream.until(lambda m: m["type"] == "rewind", timeout=10)
+        assert rewind["kept"] <= answer["position"] < held and stream.position == rewind["kept"] == len(stream.events)
+        stream.until(lambda m: m["type"] == "frame" and m["position"] == answer["position"], timeout=20)
+        assert stream.run != old_run
+        now = list(session.iter_events())
+        assert stream.events == now[:answer["position"]]
+    # a client that held events of the old run resumes: told to drop them all, then sent everything
+    with session.stream(from_position=held, run=old_run, keep_events=True) as late:
+        rewind = late.until(lambda m: m["type"] != "status", timeout=10)
+        assert rewind["type"] == "rewind" and rewind["kept"] == 0 and late.events_start == 0
+        late.until(lambda m: m["type"] == "frame", timeout=20)
+        assert late.events == now[:answer["position"]] and late.run == stream.run
