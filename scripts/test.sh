@@ -19,6 +19,7 @@ cd "$(dirname "$0")/.."
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+[ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || missing+=(nginx)
 if [ "${TEST_POSTGRES:-auto}" != 0 ] && ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null \
    && ! command -v initdb >/dev/null 2>&1; then
     missing+=(postgresql)
