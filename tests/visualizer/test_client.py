@@ -339,8 +339,11 @@ def test_the_stream_answers_behind_itself_and_holds_every_event_in_order(client,
         first = stream.recv(timeout=10)
         assert first["type"] == "frame" and first["position"] == 0
         answer = session.run_until(10)
-        while not answer["finished"]:
+        for _ in range(20):                      # bounded: a run-until may stop at its budget of work
+            if answer["finished"]:
+                break
             answer = session.run_until(10)
+        assert answer["finished"]
         seen = []
         last = stream.until(lambda m: seen.append(m["type"]) or
                             (m["type"] == "frame" and m["position"] == answer["head"]), timeout=60)
@@ -427,3 +430,17 @@ def test_a_new_branch_and_a_resume_on_another_run_leave_the_stream_holding_the_s
         assert rewind["type"] == "rewind" and rewind["kept"] == 0 and late.events_start == 0
         late.until(lambda m: m["type"] == "frame", timeout=20)
         assert late.events == now[:answer["position"]] and late.run == stream.run
+
+
+def test_the_presenters_stream_takes_controls(client):
+    session = client.create_session(fixture=PREEMPTION_LESSON)
+    with session.stream(presenter=True, keep_events=True) as stream:
+        assert stream.role == "presenter" and "/ws/json/s/" in stream.url
+        stream.recv(timeout=10)
+        stream.control("step-cycle")
+        frame = stream.until(lambda m: m["type"] == "frame", timeout=20)
+        assert frame["position"] == 54 == stream.position == len(stream.events)
+        stream.control("jump", position="nowhere")
+        status = stream.until(lambda m: m["type"] == "status" and m["kind"] == "error", timeout=10)
+        assert status["problems"]
+    assert stream.events == list(session.iter_events())
