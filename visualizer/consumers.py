@@ -427,7 +427,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
 class JsonStreamConsumer(SessionConsumer):
     """The machine-readable stream (``/ws/json/s/<presenter token>/``, ``/ws/json/w/<follower
     token>/``): the trace events as they are revealed and a compact summary per frame, as JSON
-    (``visualizer.stream``; the messages and rules are in docs/api.md, "The JSON stream").
+    (``visualizer.stream``; the messages and rules are in docs/state-and-trace.md, "The JSON stream").
 
     It joins the session's group as a page does and sends the same controls down the same path
     (``SessionConsumer.handle``: the presenter's queue, ``runner.control``, play and pause; a
@@ -484,7 +484,7 @@ class JsonStreamConsumer(SessionConsumer):
         await self.push()
 
     async def push(self):
-        """Send the client what it does not have yet (see docs/api.md)."""
+        """Send the client what it does not have yet (see docs/state-and-trace.md, "The JSON stream")."""
         if not self.started or self.behind:
             return
         async with self.stream_lock:

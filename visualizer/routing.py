@@ -1,5 +1,5 @@
 """WebSocket routes, wired into visualizer.asgi: a presenter's socket and a follower's, as
-HTML frames for the page and as the JSON stream (visualizer.stream, docs/api.md)."""
+HTML frames for the page and as the JSON stream (visualizer.stream, docs/state-and-trace.md)."""
 from django.urls import path
 
 from visualizer.consumers import JsonStreamConsumer, SessionConsumer

@@ -1,6 +1,6 @@
 """The JSON stream of a session (``/ws/json/s/<presenter token>/``, ``/ws/json/w/<follower
 token>/``): the trace events as they are revealed, in the public trace format, and a compact
-summary per frame. The messages and the rules are in docs/api.md ("The JSON stream").
+summary per frame. The messages and the rules are in docs/state-and-trace.md ("The JSON stream").
 
 Positions: the event at position ``i`` is the run's ``i``-th event (0-based; its ``seq``); a
 frame's position is the number of events revealed (the page's position); a client that "has
