@@ -2,9 +2,10 @@
 # Run every test. Extra arguments go to pytest, e.g. bash scripts/test.sh -k library
 #
 # The browser tests drive Debian's chromium with Playwright (Playwright cannot download its
-# own browser here), one test runs two servers behind a redis-server, and the database tests
-# run a second time against a throw-away PostgreSQL server: chromium, redis-server and
-# postgresql are installed with apt-get when missing (needs root, or sudo).
+# own browser here), some tests run several servers behind a redis-server and PostgreSQL
+# (tests/stack.py) and nginx (tests/proxy.py), and the database tests run a second time
+# against a throw-away PostgreSQL server: chromium, redis-server, postgresql and nginx are
+# installed with apt-get when missing (needs root, or sudo).
 #
 # PostgreSQL pass (issue 27): after the whole suite (SQLite), tests/pgserver.py starts a
 # PostgreSQL server on 127.0.0.1 on a free port (a temporary directory, fsync off; as root it
