@@ -9,9 +9,47 @@ and the replies of the scheduler extenders it called (``extender_records``: a re
 calls one again).
 ``visualizer.runner`` rebuilds the engine from these fields.
 """
+import base64
 import secrets
 
 from django.db import models
+
+
+NUL_KEY = "$nul"     # (NulSafeJSONField) a string holding NUL, as UTF-8 in base64
+
+
+def _nul_out(value):
+    if isinstance(value, str):
+        return {NUL_KEY: base64.b64encode(value.encode("utf-8", "surrogatepass")).decode("ascii")} \
+            if "\x00" in value else value
+    if isinstance(value, list):
+        return [_nul_out(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _nul_out(v) for k, v in value.items()}
+    return value
+
+
+def _nul_in(value):
+    if isinstance(value, list):
+        return [_nul_in(v) for v in value]
+    if isinstance(value, dict):
+        if len(value) == 1 and NUL_KEY in value:
+            return base64.b64decode(value[NUL_KEY]).decode("utf-8", "surrogatepass")
+        return {k: _nul_in(v) for k, v in value.items()}
+    return value
+
+
+class NulSafeJSONField(models.JSONField):
+    """A JSONField whose strings may hold NUL characters (``\\0``), which PostgreSQL's jsonb
+    cannot store (SQLite can): such a string is stored as ``{"$nul": <its UTF-8 in base64>}``
+    and read back as it was, on both databases. For what the server records from outside
+    (a scheduler extender's reply), where refusing is not an option: the run already used it."""
+
+    def get_prep_value(self, value):
+        return super().get_prep_value(_nul_out(value))
+
+    def from_db_value(self, value, expression, connection):
+        return _nul_in(super().from_db_value(value, expression, connection))
 
 
 def new_token() -> str:
@@ -47,7 +85,7 @@ class Session(models.Model):
     # "request" (SHA-256 of the body), "status", "body", "error", "timedOut", "latency"}, ...]),
     # so a rebuild (time travel, a restart, another process) replays the past from them and
     # never calls an extender again for it; [] when it configures none.
-    extender_records = models.JSONField(default=list, blank=True)
+    extender_records = NulSafeJSONField(default=list, blank=True)
     # Playing (issue 27): the speed it plays at (None: paused), the server process whose play
     # task steps it, and until when that process's lease holds; its play ticks renew the lease,
     # and a process that finds it run out (the player went away: killed, restarted) claims the

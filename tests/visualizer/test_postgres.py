@@ -144,3 +144,22 @@ def test_a_manifest_with_a_nul_character_is_refused_alike_on_both_databases(scen
     fine = 'kind: Pod\nmetadata: {name: ok, namespace: default, annotations: {x: "a\\\\u0000b"}}\nspec: {containers: []}\n'
     runner.control(session.pk, {"action": "inject", "form": "yaml", "verb": "create", "manifest": fine})
     assert Session.objects.get(pk=session.pk).injections[0]["body"]["metadata"]["annotations"] == {"x": "a\\u0000b"}
+
+
+@pytest.mark.django_db
+def test_an_extender_reply_holding_a_nul_character_is_stored_and_read_back_exactly(scenario_text):
+    """What a scheduler extender answered is recorded as it came (a replay must see the same
+    reply), NUL characters included, which PostgreSQL's jsonb cannot hold as text."""
+    from visualizer import runner
+    from visualizer.models import Session
+    session = runner.create_session(scenario_text("too-big.yaml"), "too-big.yaml")
+    records = [{"call": 0, "extender": 0, "verb": "filter", "url": "http://127.0.0.1:1/filter", "request": "ab",
+                "status": 200, "body": '{"NodeNames": ["n1"]}\x00\x00garbage \u00e9', "error": None,
+                "timedOut": False, "latency": 0.01},
+               {"call": 1, "body": "plain", "error": "x\x00y", "nested": [{"$other": "\x00"}]}]
+    Session.objects.filter(pk=session.pk).update(extender_records=records)
+    assert Session.objects.get(pk=session.pk).extender_records == records
+    row = Session.objects.get(pk=session.pk)
+    row.extender_records = records[::-1]
+    row.save()
+    assert Session.objects.get(pk=session.pk).extender_records == records[::-1]
