@@ -143,6 +143,25 @@ class WebProcess:
                 self.process.wait()
 
 
+def sqlite_process(directory, **env) -> WebProcess:
+    """One web process as ``bash scripts/run.sh`` serves the app (SQLite, the in-process channel
+    layer), its database ``directory``/db.sqlite3 migrated first, started; ``env``: more
+    settings (e.g. SCENARIO_FIXTURES_DIR)."""
+    directory = Path(directory)
+    full = {k: v for k, v in os.environ.items()
+            if k not in ("REDIS_URL", "DATABASE_URL", "DATABASE_PATH", "DJANGO_SETTINGS_MODULE")}
+    full.update({"DATABASE_PATH": str(directory / "db.sqlite3"), "DJANGO_SETTINGS_MODULE": "visualizer.settings",
+                 "PYTHONUNBUFFERED": "1", **env})
+    subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=full,
+                   check=True, timeout=120)
+    process = WebProcess(full, directory / "daphne.log")
+    try:
+        return process.start()
+    except BaseException:
+        process.stop()
+        raise
+
+
 class Stack:
     """PostgreSQL + redis-server + ``processes`` web processes (see the module's docstring).
     ``env``: more settings for the web processes (e.g. SCENARIO_FIXTURES_DIR)."""

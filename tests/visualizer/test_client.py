@@ -3,7 +3,6 @@ a real ``daphne`` subprocess on a free loopback port with its own SQLite file an
 lesson library (fixtures/): what they print is the CLI's trace (``python -m engine run
 FIXTURE --trace``); errors carry the API's title and problems; a follower cannot control."""
 import json
-import os
 import queue
 import signal
 import subprocess
@@ -21,7 +20,7 @@ from vizclient import ApiError, Client, ServerUnreachable, StreamError, format_q
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
-from stack import free_port, wait_for  # noqa: E402  (tests/stack.py)
+from stack import free_port, sqlite_process  # noqa: E402  (tests/stack.py)
 
 FIXTURES = ROOT / "fixtures"
 EXAMPLES = ROOT / "docs" / "examples"
@@ -29,57 +28,9 @@ PREEMPTION_LESSON = "11-preemption-reprieve.yaml"
 FOLLOW_LESSON = "02-backoff-growth.yaml"
 
 
-class Daphne:
-    """``daphne visualizer.asgi:application`` on 127.0.0.1, as ``bash scripts/run.sh`` serves it
-    (no Redis: the in-process channel layer), with its own database and the lesson library."""
-
-    def __init__(self, directory: Path):
-        self.database = directory / "db.sqlite3"
-        self.log = directory / "daphne.log"
-        self.env = {k: v for k, v in os.environ.items()
-                    if k not in ("REDIS_URL", "DATABASE_URL", "DJANGO_SETTINGS_MODULE")}
-        self.env.update({"DATABASE_PATH": str(self.database), "SCENARIO_FIXTURES_DIR": str(FIXTURES),
-                         "DJANGO_SETTINGS_MODULE": "visualizer.settings", "PYTHONUNBUFFERED": "1"})
-        self.port = free_port()
-        self.process = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> "Daphne":
-        subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=self.env,
-                       check=True, timeout=120)
-        with self.log.open("ab") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port),
-                 "visualizer.asgi:application"], cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
-
-        def ready():
-            if self.process.poll() is not None:
-                raise RuntimeError(f"daphne exited:\n{self.log.read_text(errors='replace')[-3000:]}")
-            return urllib.request.urlopen(f"{self.url}/healthz", timeout=1).read() == b"ok"
-        try:
-            wait_for(ready, f"daphne on port {self.port} (log: {self.log})", timeout=30)
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.process = None
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    srv = Daphne(tmp_path_factory.mktemp("client")).start()
+    srv = sqlite_process(tmp_path_factory.mktemp("client"), SCENARIO_FIXTURES_DIR=str(FIXTURES))
     yield srv
     srv.stop()
 
@@ -210,7 +161,7 @@ def test_the_follow_example_prints_the_queue_transitions_of_the_cli_trace_in_ord
 
 
 def test_the_follow_example_stops_when_the_server_does(tmp_path):
-    own = Daphne(tmp_path).start()
+    own = sqlite_process(tmp_path, SCENARIO_FIXTURES_DIR=str(FIXTURES))
     try:
         session = Client(own.url).create_session(fixture=FOLLOW_LESSON)
         session.step_cycle()

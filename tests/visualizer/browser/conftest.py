@@ -36,7 +36,8 @@ class DaphneServer:
 
     def __init__(self, database: Path, **env):
         self.database = database
-        self.env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DJANGO_SETTINGS_MODULE")}
+        # its own SQLite file: a DATABASE_URL of the environment (the suite's PostgreSQL pass) stays out
+        self.env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL", "DJANGO_SETTINGS_MODULE")}
         # env may override any of these (SCENARIO_FIXTURES_DIR: the library's directory)
         self.env.update({"DATABASE_PATH": str(database), "SCENARIO_FIXTURES_DIR": str(SCENARIOS),
                          "DJANGO_SETTINGS_MODULE": "visualizer.settings", "PYTHONUNBUFFERED": "1", **env})
