@@ -350,6 +350,24 @@ class Timeline:
         self._head_moved()
         return self.shown.run_complete
 
+    def extend_head(self, high_water: int, clock_us: int) -> bool:
+        """Run the head on to ``high_water`` events with its clock at ``clock_us``: what another
+        copy of this timeline (another server process) recorded meanwhile with no injection.
+        The engine is deterministic, so this reveals the same events, as ``rebuild`` would from
+        the start (the same replay rule: events up to ``high_water``, the periodic flushes due
+        by ``clock_us``). Returns whether the head is exactly there (else rebuild)."""
+        if high_water < self.high_water or (high_water == self.high_water and clock_us == self.head_clock_us):
+            return high_water == self.high_water
+        self.take_preloaded()
+        head = self.head
+        head.reveal_to(high_water, clock_us)
+        if clock_us > head.engine.now and head.position == len(head.events):
+            head.advance_until(clock_us / US)
+        self.high_water = head.position
+        self.head_clock_us = head.engine.now
+        self.events = head.events
+        return (self.high_water, self.head_clock_us) == (high_water, clock_us)
+
     def back(self) -> bool:
         if self.position == 0:
             return False

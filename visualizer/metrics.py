@@ -11,6 +11,8 @@ CONTROLS_REFUSED = Counter("visualizer_controls_refused_total",
                            "control messages refused because they came from a follower")
 REBUILDS = Counter("visualizer_engine_rebuilds_total",
                    "engines rebuilt from the database by replay (restart, another process's change)")
+CATCH_UPS = Counter("visualizer_engine_catch_ups_total",
+                    "live sessions brought to another process's newer version by running on (no rebuild)")
 PLAY_STEPS = Counter("visualizer_play_steps_total", "steps taken while playing")
 EVICTIONS = Counter("visualizer_live_sessions_evicted_total",
                     "Live sessions evicted from this process's memory (idle, or beyond LIVE_SESSIONS_MAX)")

@@ -459,6 +459,26 @@ class LiveSession:
         if behind and self.extender is not None:
             self.extender.truncate(self.stepper.engine.extender_calls)
 
+    def catch_up(self, row) -> bool:
+        """Bring this copy to the row's newer version without a rebuild, when another process
+        only moved the same run: ran it further with no new injection (``Timeline.extend_head``)
+        or travelled along it; False when it cannot (an injection or a reload changed the run,
+        or the scenario calls extenders, whose record another process extended): then the
+        caller rebuilds. A rebuild replays the whole run; this, only what is new."""
+        if (self.extender is not None or row.plugin_code != (self.plugin_code or {})
+                or _reload_mark(row.baseline) != _reload_mark(self.baseline)
+                or row.high_water < self.high_water or len(row.injections) != len(self.injections)
+                or row.injections != [i.as_json() for i in self.injections]):
+            return False
+        if not self.run.extend_head(row.high_water, row.head_clock_us):
+            return False
+        self.run.move_to(row.position)
+        if self.run.position != row.position:
+            return False
+        self.version = row.version
+        self.last_change = (min(row.change_start, row.position), row.position)
+        return True
+
     # ------------------------------------------------------------------ storing
 
     def persist(self, *, injections: bool = False, extra: dict | None = None) -> None:
@@ -486,6 +506,11 @@ class LiveSession:
         replaces): persist writes the record only when this changed."""
         records = self.extender.records if self.extender is not None else []
         return len(records), records[-1] if records else None      # the entry itself: compared by identity
+
+
+def _reload_mark(baseline):
+    """What tells one plugin reload of a session from another (its baseline record's time)."""
+    return (baseline or {}).get("reloaded_at")
 
 
 def _retry_locked(query, attempts=20, pause=0.05):
@@ -623,9 +648,18 @@ def _up_to_date(session_id, query) -> "LiveSession":
     holds the session's lock)."""
     row = _retry_locked(lambda: query.get(pk=session_id))
     live = _live.get(session_id)
-    if live is None or live.version != row.version:
-        if live is not None:
+    if live is not None and live.version != row.version:
+        try:
+            caught_up = live.catch_up(row)
+        except Exception:       # noqa: BLE001 - a copy that cannot run on is rebuilt
+            log.exception("session %s: catching up with version %s failed; rebuilding", session_id, row.version)
+            caught_up = False
+        if caught_up:
+            metrics.CATCH_UPS.inc()
+        else:
             _release_heap()     # the old one's objects go
+            live = None
+    if live is None:
         live = LiveSession(row)
         with _registry_lock:
             _live[session_id] = live
