@@ -1,6 +1,8 @@
 """Issue 27's deployment, for real: PostgreSQL, redis-server and two Daphne processes on
-loopback (tests/stack.py), one session, 1,000 follower sockets spread over both processes,
-controls alternating between the processes, one process killed with SIGKILL mid-play.
+loopback (tests/stack.py), one session, 1,000 follower sockets spread over both processes (half
+of them through the shipped reverse proxy, deploy/nginx.conf run by Debian's nginx, tests/proxy.py,
+when nginx is installed; the rest straight to each process), controls alternating between the
+processes, one process killed with SIGKILL mid-play.
 
 Checks: each control is applied exactly once and in order, also when two presenters on two
 processes send at the same moment (the row lock); a pause sent to one process stops a play
@@ -25,6 +27,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
+import proxy  # noqa: E402  (tests/proxy.py)
 import stack  # noqa: E402  (tests/stack.py)
 
 pytestmark = [
@@ -113,16 +116,18 @@ async def settled(sockets, seconds=0.6):
             return before
 
 
-async def scenario(st, fresh_process):
+async def scenario(st, fresh_process, nginx):
     base0, base1 = st.urls
     made = api(base0, "/api/sessions", {"fixture": LESSON})
     presenter, follower = made["presenter_token"], made["follower_token"]
 
     def sock(process, path):
-        url = st.ws_urls[process] + path
-        return Socket(process, url, st.urls[process])
+        if process is None:         # through the proxy: it picks the process (round-robin)
+            return Socket(None, nginx.ws_url + path, nginx.url)
+        return Socket(process, st.ws_urls[process] + path, st.urls[process])
     p = [sock(0, f"/ws/s/{presenter}/"), sock(1, f"/ws/s/{presenter}/")]
-    followers = [sock(i % 2, f"/ws/w/{follower}/") for i in range(FOLLOWERS)]
+    followers = [sock(None if nginx is not None and i % 4 >= 2 else i % 2, f"/ws/w/{follower}/")
+                 for i in range(FOLLOWERS)]
     for s in p:
         await s.open()
     for i in range(0, FOLLOWERS, 100):
@@ -163,12 +168,18 @@ async def scenario(st, fresh_process):
     assert all(s.frames > 10 for s in followers), "frames reach the followers of both processes"
     st.kill(0)
     killed_at = max(s.position for s in p + followers if s.process == 1)
-    survivors = [s for s in followers if s.process == 1]
+    await asyncio.sleep(1.0)            # the killed process's sockets (direct and proxied) close
+    survivors = [s for s in followers if not s.closed]
+    assert all(s.closed for s in followers if s.process == 0)
+    assert all(not s.closed for s in followers if s.process == 1)
+    proxied = [s for s in followers if s.process is None]
+    assert len(proxied) == (FOLLOWERS // 2 if nginx is not None else 0)
+    if proxied:                          # round-robin: about half of them were on the killed process
+        assert 0.3 * len(proxied) <= sum(s.closed for s in proxied) <= 0.7 * len(proxied)
     await asyncio.gather(*(s.wait(lambda s: s.state == "idle", 90, "the end, played on by process 1")
                            for s in survivors + [p[1]]))
     final = await settled(survivors + [p[1]])
     assert len(set(final)) == 1 and final[0] > killed_at, (killed_at, set(final))
-    assert all(s.closed for s in followers if s.process == 0)
 
     # 4. A fresh process has the whole timeline from the database alone.
     fresh = fresh_process()
@@ -187,13 +198,16 @@ def test_two_processes_a_thousand_followers_alternating_controls_and_a_kill(tmp_
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8 * FOLLOWERS), hard))
     with stack.Stack(processes=2) as st:
         extra = []
+        nginx = proxy.NginxProxy(st.urls).start() if proxy.available() is None else None
+        if nginx is not None:
+            extra.append(nginx)
 
         def fresh_process():
             w = stack.WebProcess(st.env, st.root / "web-fresh.log").start()
             extra.append(w)
             return w
         try:
-            trace, position = asyncio.run(asyncio.wait_for(scenario(st, fresh_process), 400))
+            trace, position = asyncio.run(asyncio.wait_for(scenario(st, fresh_process, nginx), 400))
         except BaseException:
             print(st.logs())
             raise
