@@ -58,7 +58,7 @@ def test_a_control_that_fails_while_storing_leaves_memory_as_the_database(sessio
     runner.control(session.pk, {"action": "step-cycle"})
     before = stored(session.pk)
 
-    def broken_persist(self, *, injections=False):
+    def broken_persist(self, *, injections=False, extra=None):
         raise RuntimeError("the database went away")
     monkeypatch.setattr(runner.LiveSession, "persist", broken_persist)
     with pytest.raises(RuntimeError):
