@@ -75,18 +75,68 @@ def _count_bound_in_file(path, start, prefix):
     return measured, total
 
 
+def imported_workload(config, test_case, workload):
+    """A scheduler_perf workload as ``python -m engine import CONFIG --test-case --workload``
+    makes it: (scenario dict, its nodes, init pods, measured pods, the measured op's virtual time
+    in microseconds, the time the next op comes or None, the measured pods' key prefixes).
+
+    scheduler_perf measures the pods of the ``createPods`` ops with ``collectMetrics: true``
+    (``ImportResult.measured``); every pod created before that op is an init pod. The measured
+    phase runs from that op's virtual time up to the next op's (1 s later, the importer's
+    ``--op-interval``), or to idle when it is the last."""
+    from engine.importers import import_paths
+    imported = import_paths([config], test_case=test_case, workload=workload)
+    if not imported.measured:
+        raise SystemExit(f"{config}: {test_case}/{workload} has no createPods op with collectMetrics: true")
+    data = imported.scenario
+    start = min(t for t, _ in imported.measured)
+    prefixes = tuple(sorted({f"{ns}/" for t, ns in imported.measured if t == start}))
+    nodes = sum(1 for o in data.get("objects", []) if o.get("kind") == "Node")
+    nodes += sum(1 for a in data.get("actions", []) if "create" in a and a["create"].get("kind") == "Node")
+
+    def pods_at(cond):
+        n = sum(1 for o in data.get("objects", []) if o.get("kind") == "Pod" and cond(0, o))
+        return n + sum(1 for a in data.get("actions", []) if "create" in a and a["create"].get("kind") == "Pod"
+                       and cond(_at_us(a["at"]), a["create"]))
+
+    def measured(t, o):
+        return t == start and f'{o["metadata"].get("namespace", "default")}/'.startswith(prefixes)
+    init = pods_at(lambda t, o: t < start)
+    pods = pods_at(measured)
+    later = [_at_us(a["at"]) for a in data.get("actions", []) if _at_us(a["at"]) > start]
+    return data, nodes, init, pods, start, (min(later) if later else None), prefixes
+
+
+def _at_us(at) -> int:
+    """A scenario action's ``at`` (seconds, or a duration string) in microseconds."""
+    if isinstance(at, (int, float)):
+        return int(round(at * 1_000_000))
+    from engine.quantity import parse_duration
+    return int(parse_duration(at))
+
+
 def measure(workload, nodes, init_pods, pods, trace_mode, use_tracemalloc=False,
-            time_limit=None, progress=None, keep_trace=None) -> dict:
-    """One measurement, in this process.  Returns a result dict."""
+            time_limit=None, progress=None, keep_trace=None, config=None, test_case=None) -> dict:
+    """One measurement, in this process.  Returns a result dict. With ``config`` (a
+    scheduler_perf performance-config.yaml), ``test_case`` and ``workload`` name one of its
+    workloads (``imported_workload``); ``nodes``, ``init_pods`` and ``pods`` are then its own."""
     from engine import Engine, Scenario, Trace
     from engine.trace import JsonLinesWriter
     import tracemalloc
 
-    builder = WORKLOADS[workload][0]
-    prefix = MEASURED_PREFIX[workload]
     t = time.perf_counter()
-    data = builder(nodes, init_pods, pods)
-    scenario = Scenario.from_dict(data, f"<bench {workload}>")
+    init_until, measured_until = 0, None
+    if config is not None:
+        data, nodes, init_pods, pods, start, next_op, prefix = imported_workload(config, test_case, workload)
+        init_until = start - 1 if start > 0 else 0
+        measured_until = next_op - 1 if next_op is not None else None
+        label = f"{test_case}/{workload}"
+    else:
+        builder = WORKLOADS[workload][0]
+        prefix = MEASURED_PREFIX[workload]
+        data = builder(nodes, init_pods, pods)
+        label = workload
+    scenario = Scenario.from_dict(data, f"<bench {label}>")
     build_s = time.perf_counter() - t
     del data  # the Scenario keeps its own reference (raw); nothing else is needed
     gc.collect()
@@ -122,10 +172,12 @@ def measure(workload, nodes, init_pods, pods, trace_mode, use_tracemalloc=False,
         load_start = os.getloadavg()[0]
         t0 = time.perf_counter()
         c0 = time.process_time()
-        engine.run(until=0)
+        engine.run(until=init_until)
         c1 = time.process_time()
         t1 = time.perf_counter()
         init_bound = len(engine.metrics["pod_scheduling_attempts"])
+        running_before = sum(1 for k, p in engine.state()["pods"].items()
+                             if p["phase"] == "Running" and k.startswith(prefix)) if config is not None else 0
         init_pos = None
         if fh is not None:
             fh.flush()
@@ -135,27 +187,27 @@ def measure(workload, nodes, init_pods, pods, trace_mode, use_tracemalloc=False,
         t2 = time.perf_counter()
         c2 = time.process_time()
         if time_limit is None and progress is None:
-            engine.run()
+            engine.run(until=measured_until)
         else:
             # the same loop as Engine.run(), checking the clock every 64 steps
             steps = 0
             next_report = t2 + progress if progress else None
             deadline = t2 + time_limit if time_limit else None
-            while engine.step(None):
+            while engine.step(measured_until):
                 steps += 1
                 if steps & 63:
                     continue
                 now = time.perf_counter()
                 if next_report is not None and now >= next_report:
                     done = len(engine.metrics["pod_scheduling_attempts"]) - init_bound
-                    print(f"[progress] {workload} trace={trace_mode} {now - t2:.0f}s: "
+                    print(f"[progress] {label} trace={trace_mode} {now - t2:.0f}s: "
                           f"{done} binds in the measured phase, virtual t={engine.now / 1e6:g}s",
                           file=sys.stderr, flush=True)
                     next_report = now + progress
                 if deadline is not None and now >= deadline:
                     partial = True
                     break
-            if not partial:
+            if not partial and measured_until is None:
                 engine.idle_reached = True
         c3 = time.process_time()
         t3 = time.perf_counter()
@@ -174,10 +226,10 @@ def measure(workload, nodes, init_pods, pods, trace_mode, use_tracemalloc=False,
     binds_in_measured_phase = len(engine.metrics["pod_scheduling_attempts"]) - init_bound
     state = engine.state()
     running = [k for k, p in state["pods"].items() if p["phase"] == "Running"]
-    measured_running = sum(1 for k in running if k.startswith(prefix))
+    measured_running = sum(1 for k in running if k.startswith(prefix)) - running_before
     init_running_after_init = init_bound  # every bind in run(until=0) is an init pod
     res = {
-        "workload": workload, "nodes": nodes, "initPods": init_pods, "measuredPods": pods,
+        "workload": label, "config": config, "nodes": nodes, "initPods": init_pods, "measuredPods": pods,
         "trace": trace_mode, "tracemallocDuringRun": use_tracemalloc,
         "buildSeconds": round(build_s, 4),
         "initSeconds": round(t1 - t0, 4), "initPodsBound": init_running_after_init,
@@ -249,7 +301,7 @@ def _mib(b):
 
 
 def print_table(results, out=sys.stdout):
-    cols = [("workload", 15), ("nodes", 6), ("init", 6), ("pods", 6), ("trace", 5),
+    cols = [("workload", max([15] + [len(r["workload"]) for r in results])), ("nodes", 6), ("init", 6), ("pods", 6), ("trace", 5),
             ("bound", 6), ("wall s", 8), ("pods/s", 8), ("cpu s", 8), ("pods/cpu-s", 10),
             ("init s", 7), ("tm peak MiB", 11),
             ("maxrss MiB", 10), ("trace MiB", 9)]
@@ -283,8 +335,15 @@ def _git_describe():
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python bench/run.py", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--workload", choices=sorted(WORKLOADS), action="append",
-                    help="workload to run (repeatable); default: all")
+    ap.add_argument("--workload", action="append",
+                    help="workload to run (repeatable): one of " + ", ".join(sorted(WORKLOADS)) + "; default: all. "
+                         "With --config: the config's workload name (e.g. 5000Nodes)")
+    ap.add_argument("--config", metavar="PERFORMANCE_CONFIG",
+                    help="a scheduler_perf performance-config.yaml (kubernetes v1.28 "
+                         "test/integration/scheduler_perf/config/): run --test-case's --workload, "
+                         "imported as `python -m engine import` does, its measured phase as scheduler_perf measures it")
+    ap.add_argument("--test-case", action="append", metavar="NAME",
+                    help="with --config: the test case (repeatable; each with every --workload)")
     ap.add_argument("--nodes", type=int, help="nodes (default: the workload's upstream 500Nodes size)")
     ap.add_argument("--pods", type=int, help="measured pods (default: upstream's measurePods)")
     ap.add_argument("--init-pods", type=int,
@@ -314,9 +373,24 @@ def main(argv=None):
         print(json.dumps(measure(**spec)))
         return 0
 
-    workloads = args.workload or sorted(WORKLOADS, key=lambda w: w != "SchedulingBasic")
     modes = ["off", "file"] if args.trace == "both" else [args.trace]
     results = []
+    if args.config:
+        if not args.test_case or not args.workload:
+            ap.error("--config needs --test-case and --workload")
+        for tc in args.test_case:
+            for w in args.workload:
+                for mode in modes:
+                    spec = dict(workload=w, test_case=tc, config=str(Path(args.config).resolve()), nodes=None,
+                                init_pods=None, pods=None, trace_mode=mode,
+                                use_tracemalloc=args.tracemalloc == "same", time_limit=args.time_limit,
+                                progress=args.progress, keep_trace=args.keep_trace if mode == "file" else None)
+                    results.append(_measured(spec, args))
+        return _report(results, args, argv)
+    unknown = [w for w in args.workload or () if w not in WORKLOADS]
+    if unknown:
+        ap.error(f"--workload {unknown[0]}: one of {', '.join(sorted(WORKLOADS))} (or use --config)")
+    workloads = args.workload or sorted(WORKLOADS, key=lambda w: w != "SchedulingBasic")
     for w in workloads:
         _, d_nodes, d_init, d_pods = WORKLOADS[w]
         nodes = args.nodes if args.nodes is not None else d_nodes
@@ -330,25 +404,37 @@ def main(argv=None):
                         keep_trace=args.keep_trace if mode == "file" else None)
             print(f"# {w}: {nodes} nodes, {init} init pods, {pods} measured pods, trace={mode} ...",
                   file=sys.stderr, flush=True)
-            runs = [measure(**spec) if args.in_process else _child(spec) for _ in range(args.repeat)]
-            r = min(runs, key=lambda x: x["measuredSeconds"])
-            if args.repeat > 1:
-                r = dict(r, repeats=args.repeat,
-                         allMeasuredSeconds=[x["measuredSeconds"] for x in runs],
-                         allMeasuredCpuSeconds=[x["measuredCpuSeconds"] for x in runs],
-                         maxrssBytes=max(x["maxrssBytes"] for x in runs))
-            if args.tracemalloc == "separate":
-                print(f"#   tracemalloc pass ...", file=sys.stderr, flush=True)
-                spec2 = dict(spec, use_tracemalloc=True, progress=None, keep_trace=None)
-                r2 = measure(**spec2) if args.in_process else _child(spec2)
-                r["tracemallocPeakBytes"] = r2["tracemallocPeakBytes"]
-                r["tracemallocRunSeconds"] = r2["measuredSeconds"]
-                r["tracemallocRunPartial"] = r2["partial"]
-            print(f"#   {r['measuredPodsBound']} pods bound in {r['measuredSeconds']:.2f}s = "
-                  f"{r['podsPerSecond']} pods/s (cpu {r['measuredCpuSeconds']:.2f}s; "
-                  f"load {r['loadavg1Start']:.2f}->{r['loadavg1End']:.2f})", file=sys.stderr, flush=True)
-            results.append(r)
+            results.append(_measured(spec, args))
+    return _report(results, args, argv)
 
+
+def _measured(spec, args) -> dict:
+    """One measurement as the options ask: in a child process (or this one), ``--repeat``
+    times (the fastest kept), and a separate tracemalloc pass."""
+    if spec.get("config"):
+        print(f"# {spec['test_case']}/{spec['workload']} from {spec['config']}, trace={spec['trace_mode']} ...",
+              file=sys.stderr, flush=True)
+    runs = [measure(**spec) if args.in_process else _child(spec) for _ in range(args.repeat)]
+    r = min(runs, key=lambda x: x["measuredSeconds"])
+    if args.repeat > 1:
+        r = dict(r, repeats=args.repeat,
+                 allMeasuredSeconds=[x["measuredSeconds"] for x in runs],
+                 allMeasuredCpuSeconds=[x["measuredCpuSeconds"] for x in runs],
+                 maxrssBytes=max(x["maxrssBytes"] for x in runs))
+    if args.tracemalloc == "separate":
+        print("#   tracemalloc pass ...", file=sys.stderr, flush=True)
+        spec2 = dict(spec, use_tracemalloc=True, progress=None, keep_trace=None)
+        r2 = measure(**spec2) if args.in_process else _child(spec2)
+        r["tracemallocPeakBytes"] = r2["tracemallocPeakBytes"]
+        r["tracemallocRunSeconds"] = r2["measuredSeconds"]
+        r["tracemallocRunPartial"] = r2["partial"]
+    print(f"#   {r['measuredPodsBound']} pods bound in {r['measuredSeconds']:.2f}s = "
+          f"{r['podsPerSecond']} pods/s (cpu {r['measuredCpuSeconds']:.2f}s; "
+          f"load {r['loadavg1Start']:.2f}->{r['loadavg1End']:.2f})", file=sys.stderr, flush=True)
+    return r
+
+
+def _report(results, args, argv) -> int:
     print_table(results)
     if args.json:
         doc = {

@@ -25,7 +25,7 @@ to the files they came from.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 import yaml
@@ -54,6 +54,9 @@ __all__ = ["FORMATS", "ImportReport", "ImportResult", "detect", "dump_scenario",
 class ImportResult:
     scenario: dict
     report: ImportReport
+    # a scheduler_perf workload: its measured pods (createPods ops with collectMetrics: true),
+    # as (virtual time in microseconds, namespace) pairs; [] for every other format
+    measured: list = field(default_factory=list)
 
 
 
@@ -227,6 +230,7 @@ def import_files(files, fmt=None, *, test_case=None, workload=None, name=None, o
     if problems:
         raise ScenarioError(problems, "import")
 
+    measured: list = []
     perf = [p for p in parsed if p[3] == "scheduler-perf"]
     scenarios = [p for p in parsed if p[3] == "scenario"]
     configs = [p for p in parsed if p[3] == "scheduler-config"]
@@ -295,6 +299,7 @@ def import_files(files, fmt=None, *, test_case=None, workload=None, name=None, o
         actions = pc.actions
         action_origins = pc.action_origins
         meta = {"name": name or pc.name, "title": pc.title}
+        measured = list(pc.measured)
         start = None
     else:
         items = []
@@ -366,7 +371,7 @@ def import_files(files, fmt=None, *, test_case=None, workload=None, name=None, o
     scenario["metadata"]["description"] = (
         f"{meta['title']} by `python -m engine import`.\n\n" + report.markdown())
     _validate(scenario, place_of, max_objects)
-    return ImportResult(scenario, report)
+    return ImportResult(scenario, report, measured)
 
 
 def _count_kinds(doc):

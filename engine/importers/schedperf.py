@@ -121,6 +121,7 @@ class PerfConverter:
         self.objects = []     # (manifest, origin) at t=0
         self.actions = []     # scenario actions (dicts), in time order
         self.action_origins = []  # where each action came from (for the validator's problems)
+        self.measured = []        # (virtual time, namespace) of each createPods op with collectMetrics
         self.planned = 0          # objects the plan makes (checked against max_objects)
         self.planned_values = 0   # and their values (checked against MAX_VALUES_PER_OBJECT each)
         self.name = "scheduler-perf"
@@ -259,6 +260,8 @@ class PerfConverter:
                     return None
                 if made is not None:
                     plan.append(made)
+                    if op.get("collectMetrics") is True:       # what scheduler_perf measures
+                        self.measured.append((t, ns))
                 if not op.get("skipWaitToCompletion"):
                     t += self.op_interval
                     dirty = False

@@ -212,3 +212,16 @@ def test_deeply_nested_input_is_refused():
     with pytest.raises(ScenarioError) as e:
         import_files([("deep.json", "[" * 100000 + "]" * 100000)])
     assert e.value.problems == ["deep.json: JSON: values are nested more than 100 levels deep"]
+
+
+def test_the_measured_pods_are_those_of_the_ops_with_collect_metrics():
+    """ImportResult.measured: scheduler_perf measures the createPods ops with collectMetrics
+    (bench/run.py --config reads it); SchedulingBasic's second op, 1 s after the first."""
+    r = import_paths([CONFIG], test_case="SchedulingBasic", workload="500Nodes")
+    (at, ns), = r.measured
+    created = [a["create"] for a in r.scenario["actions"] if a["at"] * 1_000_000 == at]
+    assert at == 1_000_000 and len(created) == 1000
+    assert {p["metadata"]["namespace"] for p in created} == {ns}
+    init = [o for o in r.scenario["objects"] if o["kind"] == "Pod"]
+    assert len(init) == 500 and ns not in {p["metadata"]["namespace"] for p in init}
+    assert import_files([("a.yaml", "kind: Scenario\nmetadata: {name: a}\n")]).measured == []
