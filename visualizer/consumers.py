@@ -28,6 +28,7 @@ import json
 import logging
 
 from asgiref.sync import sync_to_async
+from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from visualizer import frames, metrics, presenters, runner, stream
@@ -48,6 +49,9 @@ MAX_MESSAGE_BYTES = 512 * 1024   # a text frame from the page (static/js/session
                                  # Daphne drops anything over 1 MiB)
 MAX_JSON_DEPTH = 8               # the page's messages are flat objects of form fields
 MAX_PENDING_CONTROLS = 16        # controls queued on one presenter socket
+# The session group's messages (every socket of the session gets each): handled without
+# Channels' close_old_connections hop (SessionConsumer.dispatch)
+GROUP_MESSAGES = frozenset({"session.frame", "session.status", "session.stop_play"})
 
 
 class InvalidMessage(ValueError):
@@ -182,6 +186,17 @@ class SessionConsumer(AsyncWebsocketConsumer):
         await self.accept()
         metrics.OPEN_SOCKETS.labels(self.role).inc()
         await self.send_snapshot()
+
+    async def dispatch(self, message):
+        """Channels' dispatch, except that a group message skips its ``close_old_connections``,
+        a hop through the one shared thread before every handler: with 1,000 sockets a frame
+        queued 1,000 hops there, a quarter of a process's work per frame (bench/fanout.py,
+        docs/benchmarks.md). It is not needed: this consumer reads the database only through
+        ``_sync`` (worker threads of their own), never on that thread."""
+        if message.get("type") in GROUP_MESSAGES:
+            await getattr(self, get_handler_name(message))(message)
+            return
+        await super().dispatch(message)
 
     async def disconnect(self, code):
         if getattr(self, "session_id", None) is None:
@@ -376,10 +391,13 @@ class SessionConsumer(AsyncWebsocketConsumer):
     # ------------------------------------------------------------------ to the browser
 
     async def publish_now(self):
-        """Render the session once and send the frame to every socket of the session."""
+        """Render the session once and send the frame to every socket of the session, this one
+        first (the presenter who clicked sees it before the group's other sockets are served;
+        the group's copy then finds nothing changed here)."""
         version, panels = await _sync(frames.render_frame)(self.session_id)
-        await self.channel_layer.group_send(
-            self.group, {"type": "session.frame", "version": version, "panels": panels})
+        frame = {"type": "session.frame", "version": version, "panels": panels}
+        await self.session_frame(frame)
+        await self.channel_layer.group_send(self.group, frame)
 
     async def send_snapshot(self):
         version, panels = await _sync(frames.render_frame)(self.session_id, self.log_filter, self.view)
