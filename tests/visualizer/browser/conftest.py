@@ -9,13 +9,12 @@ import os
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from stack import RedisServer, free_port, wait_for  # noqa: E402,F401  (tests/stack.py)
+from stack import RedisServer, WebProcess  # noqa: E402  (tests/stack.py)
 
 ROOT = Path(__file__).resolve().parents[3]
 SCENARIOS = ROOT / "tests" / "visualizer" / "scenarios"
@@ -31,46 +30,25 @@ def browser_type_launch_args(browser_type_launch_args):
     return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
 
 
-class DaphneServer:
-    """``daphne visualizer.asgi:application`` on a free loopback port, with its own database."""
+class DaphneServer(WebProcess):
+    """``daphne visualizer.asgi:application`` on a free loopback port (kept across a restart),
+    with its own SQLite file (``tests/stack.py``'s WebProcess), migrated on its first start."""
 
     def __init__(self, database: Path, **env):
         self.database = database
         # its own SQLite file: a DATABASE_URL of the environment (the suite's PostgreSQL pass) stays out
-        self.env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL", "DJANGO_SETTINGS_MODULE")}
+        full = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL", "DJANGO_SETTINGS_MODULE")}
         # env may override any of these (SCENARIO_FIXTURES_DIR: the library's directory)
-        self.env.update({"DATABASE_PATH": str(database), "SCENARIO_FIXTURES_DIR": str(SCENARIOS),
-                         "DJANGO_SETTINGS_MODULE": "visualizer.settings", "PYTHONUNBUFFERED": "1", **env})
-        self.process = None
-        self.port = None
-        self.log = database.with_suffix(".log")
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        full.update({"DATABASE_PATH": str(database), "SCENARIO_FIXTURES_DIR": str(SCENARIOS),
+                     "DJANGO_SETTINGS_MODULE": "visualizer.settings", "PYTHONUNBUFFERED": "1", **env})
+        super().__init__(full, database.with_suffix(".log"))
 
     def start(self) -> "DaphneServer":
         if not self.database.exists():
             subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT,
                            env=self.env, check=True, timeout=120)
-        self.port = self.port or free_port()
-        log = self.log.open("ab")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port),
-             "visualizer.asgi:application"], cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
-        wait_for(lambda: urllib.request.urlopen(f"{self.url}/healthz", timeout=1).read() == b"ok",
-                 f"Daphne on port {self.port} (log: {self.log})")
+        super().start()
         return self
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.process = None
 
 
 @pytest.fixture(scope="session")
