@@ -45,6 +45,8 @@ class NodeTable:
         # (cycle state, pod, ResourceFilter or None): the last one built, which the same cycle's
         # preemption reuses (engine.resourcefit)
         self.resource_filter = None
+        self._labels: dict = {}    # label key -> (codes, values), built on first use
+        self._groups = None        # PodGroups, built on first use
         cols = list(zip(*[self._values(ni) for ni in node_infos])) or [()] * 12
         ints = cols[:len(self.INT_COLUMNS)]
         self.exact_only = any(col and (max(col) > LIMIT or min(col) < -LIMIT) for col in ints)
@@ -72,6 +74,8 @@ class NodeTable:
         if self.exact_only:
             return
         row = self.row
+        if self._groups is not None:
+            self._groups.sync(self.node_infos, [row[name] for name in dirty if name in row])
         if self._victims:
             rows = [row[name] for name in dirty if name in row]
             for prio, v in list(self._victims.items()):
@@ -108,6 +112,29 @@ class NodeTable:
             cols = self._scalars[name] = (np.array(a, dtype=np.int64), np.array(r, dtype=np.int64))
         return cols
 
+    def labels(self, key: str):
+        """``(codes, values, index)`` of the label ``key``: ``codes[i]`` is the index in
+        ``values`` of node i's value, -1 when the node has no such label; ``index`` maps a value
+        to its code. Built on first use; a node's labels belong to the Node object, and a
+        change of node builds a new table."""
+        c = self._labels.get(key)
+        if c is None:
+            index: dict = {}
+            codes = np.fromiter(
+                (-1 if v is None else index.setdefault(v, len(index))
+                 for v in (ni.node.labels.get(key) for ni in self.node_infos)),
+                dtype=np.int64, count=len(self.node_infos))
+            c = self._labels[key] = (codes, list(index), index)
+        return c
+
+    def pod_groups(self):
+        """The nodes' pods grouped by what InterPodAffinity reads of them (``PodGroups``),
+        kept current by ``sync``; None when there are too many groups for columns."""
+        g = self._groups
+        if g is None:
+            g = self._groups = PodGroups(self.node_infos)
+        return None if g.overflow else g
+
     # the victim columns of this many preemptor priorities are kept (the least recently used go)
     VICTIM_PRIORITIES = 4
 
@@ -135,6 +162,13 @@ class NodeTable:
             fa, fr = fresh.scalar(name)
             if not (np.array_equal(a, fa) and np.array_equal(r, fr)):
                 out.append(name)
+        if self._groups is not None and not self._groups.overflow:
+            f = PodGroups(self.node_infos)
+            mine = {k: c for k, c in self._groups.cols.items() if c.any()}
+            theirs = {k: c for k, c in f.cols.items() if c.any()}
+            if mine.keys() != theirs.keys() or any(not np.array_equal(c, theirs[k])
+                                                   for k, c in mine.items()):
+                out.append("pod groups")
         for prio, v in self._victims.items():
             f = VictimColumns(self.node_infos, prio, v.now)
             k = min(v.k, f.k)
@@ -247,3 +281,67 @@ class VictimColumns:
             if self.timed:
                 return self.sync(node_infos, sorted(self.timed))
         return True
+
+
+def pod_signature(p) -> tuple:
+    """What InterPodAffinity and PodTopologySpread read of an existing pod: its namespace
+    and labels (which the incoming pod's terms and constraints match), its own affinity and
+    anti-affinity terms (which are matched against the incoming pod) and whether it is
+    terminating (PodTopologySpread does not count those). Two pods with the same signature
+    count alike."""
+    return (p.namespace, tuple(sorted(p.labels.items())), p.required_affinity_terms,
+            p.required_anti_affinity_terms, p.preferred_affinity_terms,
+            p.preferred_anti_affinity_terms, p.deletion_timestamp is None)
+
+
+class PodGroups:
+    """The pods of every node grouped by ``pod_signature``: for each group a representative
+    pod (``rep``) and a count column (``cols``, pods of the group on node i), so that a term
+    is matched once per group instead of once per pod (engine.plugins.interpodaffinity,
+    engine.plugins.podtopologyspread).
+    Kept by the node table and reread for the rows whose pods changed. More than
+    ``MAX_GROUPS`` groups mark it ``overflow`` (the plugin then takes the per-pod path)."""
+
+    MAX_GROUPS = 256
+
+    __slots__ = ("n", "cols", "rep", "rows", "overflow")
+
+    def __init__(self, node_infos: list):
+        self.n = len(node_infos)
+        self.cols: dict = {}
+        self.rep: dict = {}
+        self.rows: list = [None] * self.n
+        self.overflow = False
+        for i, ni in enumerate(node_infos):
+            if not self._store(i, ni):
+                break
+
+    def _store(self, i: int, ni) -> bool:
+        new: dict = {}
+        rep = self.rep
+        for p in ni.pods:
+            sig = pod_signature(p)
+            new[sig] = new.get(sig, 0) + 1
+            if sig not in rep:
+                if len(rep) >= self.MAX_GROUPS:
+                    self.overflow = True
+                    return False
+                rep[sig] = p
+                self.cols[sig] = np.zeros(self.n, dtype=np.int64)
+        old = self.rows[i]
+        cols = self.cols
+        if old:
+            for sig in old:
+                if sig not in new:
+                    cols[sig][i] = 0
+        for sig, c in new.items():
+            cols[sig][i] = c
+        self.rows[i] = new
+        return True
+
+    def sync(self, node_infos: list, rows) -> None:
+        if self.overflow:
+            return
+        for i in rows:
+            if not self._store(i, node_infos[i]):
+                return

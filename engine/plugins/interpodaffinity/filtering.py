@@ -10,8 +10,16 @@ A topology pair is the tuple ``(topology_key, topology_value)``; a
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ...framework.interface import Code, Status
 from ...objects import namespace_labels
+
+# Whether PreFilter, Filter's screen, PreScore and Score may use the snapshot's node table
+# (engine.nodetable: label columns and pods grouped by signature) instead of visiting every
+# pod of every node. The results are the same; tests and benchmarks set it to False to
+# compare with the per-pod path.
+USE_TABLE = True
 
 # preFilterStateKey = "PreFilter" + Name
 PRE_FILTER_STATE_KEY = "PreFilter" + "InterPodAffinity"
@@ -230,8 +238,6 @@ def pre_filter(self, cycle_state, pod):
     Returns Skip when no existing pod's anti-affinity matches the pod and the pod has no
     required affinity or anti-affinity terms (Filter then never runs)."""
     snapshot = self.handle.snapshot()
-    all_nodes = snapshot.node_info_list
-    nodes_with_required_anti_affinity_pods = snapshot.have_pods_with_required_anti_affinity_list()
 
     s = PreFilterState()
     s.pod = pod
@@ -240,10 +246,16 @@ def pre_filter(self, cycle_state, pod):
                                            for t in pod.required_anti_affinity_terms)
     s.namespace_labels = namespace_labels(pod.namespace)
 
-    s.existing_anti_affinity_counts = get_existing_anti_affinity_counts(
-        self, pod, s.namespace_labels, nodes_with_required_anti_affinity_pods)
-    s.affinity_counts, s.anti_affinity_counts = get_incoming_affinity_anti_affinity_counts(
-        self, s.required_affinity_terms, s.required_anti_affinity_terms, all_nodes)
+    groups = table_and_groups(snapshot, cycle_state)
+    if groups is not None:
+        counts_on_table(s, pod, *groups)
+    else:
+        all_nodes = snapshot.node_info_list
+        nodes_with_required_anti_affinity_pods = snapshot.have_pods_with_required_anti_affinity_list()
+        s.existing_anti_affinity_counts = get_existing_anti_affinity_counts(
+            self, pod, s.namespace_labels, nodes_with_required_anti_affinity_pods)
+        s.affinity_counts, s.anti_affinity_counts = get_incoming_affinity_anti_affinity_counts(
+            self, s.required_affinity_terms, s.required_anti_affinity_terms, all_nodes)
 
     if (not s.existing_anti_affinity_counts and not s.required_affinity_terms
             and not s.required_anti_affinity_terms):
@@ -351,3 +363,114 @@ def filter(self, cycle_state, pod, node_info):
     if not satisfy_existing_pods_anti_affinity(s, node_info):
         return Status(Code.Unschedulable, [ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH])
     return None
+
+
+# ---------------------------------------------------------------------------------------------
+# The same counts and Filter over the node table (not upstream's code; upstream's results)
+
+def table_and_groups(snapshot, cycle_state):
+    """``(table, groups)``: the snapshot's node table and its pods grouped by signature
+    (engine.nodetable.PodGroups), or None for the per-pod path: USE_TABLE off, no table, too
+    many groups, or a cycle whose CycleState is recorded (the inspector shows the count maps
+    in the order the per-pod loop fills them; the maps hold the same pairs either way)."""
+    if not USE_TABLE or getattr(cycle_state, "recorder", None) is not None:
+        return None
+    table = snapshot.node_table() if hasattr(snapshot, "node_table") else None
+    if table is None or table.node_infos is not snapshot.node_info_list:
+        return None
+    groups = table.pod_groups()
+    if groups is None:
+        return None
+    return table, groups
+
+
+def _add(acc: dict, key: str, col) -> None:
+    a = acc.get(key)
+    acc[key] = col.copy() if a is None else a + col
+
+
+def pairs_from_columns(table, per_key: dict) -> dict:
+    """``{(key, value): n}`` from per-key count columns (pods counted on node i): the sum over
+    the nodes with each value, the non-zero ones (upstream's maps only ever get +1 here)."""
+    out: dict = {}
+    for key, col in per_key.items():
+        codes, values, _index = table.labels(key)
+        has = codes >= 0
+        if not has.any():
+            continue
+        sums = np.bincount(codes[has], weights=col[has], minlength=len(values))
+        for v in np.flatnonzero(sums).tolist():
+            out[(key, values[v])] = int(sums[v])
+    return out
+
+
+def counts_on_table(s: PreFilterState, pod, table, groups) -> None:
+    """getExistingAntiAffinityCounts and getIncomingAffinityAntiAffinityCounts over pod
+    groups: each term is matched once per group (pods with the same namespace, labels and
+    terms match alike), and the group's count column is added to the term's topology key;
+    the columns are then summed per label value. Same maps as the per-pod loops."""
+    ns_labels = s.namespace_labels
+    aff_terms = s.required_affinity_terms
+    anti_terms = s.required_anti_affinity_terms
+    existing: dict = {}
+    aff: dict = {}
+    anti: dict = {}
+    for sig, rep in groups.rep.items():
+        col = groups.cols[sig]
+        for t in sig[3]:                                # existing pod's required anti-affinity
+            if t.matches(pod, ns_labels):
+                _add(existing, t.topology_key, col)
+        if aff_terms and pod_matches_all_affinity_terms(aff_terms, rep):
+            for t in aff_terms:
+                _add(aff, t.topology_key, col)
+        for t in anti_terms:
+            if t.matches(rep):
+                _add(anti, t.topology_key, col)
+    s.existing_anti_affinity_counts = pairs_from_columns(table, existing)
+    s.affinity_counts = pairs_from_columns(table, aff)
+    s.anti_affinity_counts = pairs_from_columns(table, anti)
+
+
+def _count_column(table, counts: dict, key: str):
+    """``counts[(key, value of node i)]`` for every node (0 without the label), and the
+    mask of the nodes that have the label."""
+    codes, values, index = table.labels(key)
+    lookup = np.zeros(len(values) + 1, dtype=np.int64)   # code -1 reads the trailing 0
+    for (k, v), m in counts.items():
+        if k == key:
+            code = index.get(v)
+            if code is not None:
+                lookup[code] = m
+    return lookup[codes], codes >= 0
+
+
+def filter_suspects(self, state, pod, table):
+    """The nodes InterPodAffinity.Filter rejects (Framework.filter_suspects): satisfyPodAffinity,
+    satisfyPodAntiAffinity and satisfyExistingPodsAntiAffinity on label columns and the
+    PreFilter state's counts. False (cannot screen) without that state or the switch."""
+    if not USE_TABLE:
+        return False
+    s = state.get(PRE_FILTER_STATE_KEY) if hasattr(state, "get") else None
+    if not isinstance(s, PreFilterState):
+        return False
+    n = len(table.node_infos)
+    fail = np.zeros(n, dtype=bool)
+    if s.required_affinity_terms:
+        counts = s.affinity_counts
+        exist = np.ones(n, dtype=bool)
+        for term in s.required_affinity_terms:
+            c, has = _count_column(table, counts, term.topology_key)
+            fail |= ~has
+            exist &= c > 0
+        if not (not counts and s.pod_matches_own_affinity):
+            fail |= ~exist
+    if s.anti_affinity_counts:
+        for term in s.required_anti_affinity_terms:
+            c, has = _count_column(table, s.anti_affinity_counts, term.topology_key)
+            fail |= has & (c > 0)
+    counts = s.existing_anti_affinity_counts
+    if counts:
+        for key in {k for (k, _v), m in counts.items() if m > 0}:
+            c, has = _count_column(table, counts, key)
+            fail |= has & (c > 0)
+    return fail if fail.any() else None

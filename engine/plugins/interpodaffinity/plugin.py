@@ -49,10 +49,13 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     add_pod = filtering.add_pod
     remove_pod = filtering.remove_pod
     filter = filtering.filter
+    _filter_suspects = filtering.filter_suspects
 
     # scoring.go
     pre_score = scoring.pre_score
     score = scoring.score
+    score_nodes = scoring.score_nodes
+    _normalize_values = scoring._normalize_values
     normalize_score = scoring.normalize_score
     score_extensions = scoring.score_extensions
 

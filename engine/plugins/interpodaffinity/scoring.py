@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from ...framework.interface import MAX_NODE_SCORE, Code, Status
 from ...objects import namespace_labels
-from .filtering import MergedAffinityTerm
+import numpy as np
+
+from .filtering import MergedAffinityTerm, table_and_groups
 
 # preScoreStateKey = "PreScore" + Name
 PRE_SCORE_STATE_KEY = "PreScore" + "InterPodAffinity"
@@ -112,10 +114,6 @@ def pre_score(self, cycle_state, pod, nodes):
         return Status(Code.Skip)
 
     snapshot = self.handle.snapshot()
-    if has_constraints:
-        all_nodes = snapshot.node_info_list
-    else:
-        all_nodes = snapshot.have_pods_with_affinity_list()
 
     s = PreScoreState()
     s.pod = pod
@@ -127,6 +125,14 @@ def pre_score(self, cycle_state, pod, nodes):
     s.snapshot = snapshot
 
     topo_score = s.topology_score
+    groups = table_and_groups(snapshot, cycle_state)
+    if groups is not None:
+        score_map_on_table(self, s, pod, topo_score, *groups)
+        all_nodes = ()
+    elif has_constraints:
+        all_nodes = snapshot.node_info_list
+    else:
+        all_nodes = snapshot.have_pods_with_affinity_list()
     for node_info in all_nodes:
         pods_to_process = node_info.pods if has_constraints else node_info.pods_with_affinity
         for existing in pods_to_process:
@@ -138,6 +144,64 @@ def pre_score(self, cycle_state, pod, nodes):
         return Status(Code.Skip)
     cycle_state.write(PRE_SCORE_STATE_KEY, s)
     return None
+
+
+def score_map_on_table(self, s: PreScoreState, incoming, topo_score: dict, table, groups) -> None:
+    """processExistingPod for every existing pod at once, over pod groups: each group's
+    contribution per topology key (the weights of its matching terms, as processExistingPod
+    adds them) is found once, with whether any term of that key matched (which creates the
+    map's entry even when the weights cancel out); the group's count column times the weight is
+    then summed per label value. Pods without affinity terms contribute only through the
+    incoming pod's preferred terms, so visiting every group is the same as visiting
+    HavePodsWithAffinityList when the pod has none. Same entries and sums as the per-pod loop
+    (the map's order is the per-pod loop's only when the CycleState is recorded, which takes
+    that loop)."""
+    ns_labels = s.namespace_labels
+    hard = self.hard_pod_affinity_weight
+    weight_cols: dict = {}      # key -> weight added on node i
+    created_cols: dict = {}     # key -> pods on node i with a matching term of that key
+    for sig, existing in groups.rep.items():
+        delta: dict = {}
+        for term, weight in s.preferred_affinity_terms:
+            if term.matches(existing):
+                delta[term.topology_key] = delta.get(term.topology_key, 0) + weight
+        for term, weight in s.preferred_anti_affinity_terms:
+            if term.matches(existing):
+                delta[term.topology_key] = delta.get(term.topology_key, 0) - weight
+        if hard > 0:
+            for t in existing.required_affinity_terms:
+                if t.matches(incoming, ns_labels):
+                    delta[t.topology_key] = delta.get(t.topology_key, 0) + hard
+        for wt in existing.preferred_affinity_terms:
+            t = wt.term
+            if t.matches(incoming, ns_labels):
+                delta[t.topology_key] = delta.get(t.topology_key, 0) + wt.weight
+        for wt in existing.preferred_anti_affinity_terms:
+            t = wt.term
+            if t.matches(incoming, ns_labels):
+                delta[t.topology_key] = delta.get(t.topology_key, 0) - wt.weight
+        if not delta:
+            continue
+        col = groups.cols[sig]
+        for key, w in delta.items():
+            c = created_cols.get(key)
+            created_cols[key] = col.copy() if c is None else c + col
+            if w:
+                c = weight_cols.get(key)
+                weight_cols[key] = col * w if c is None else c + col * w
+    for key, created in created_cols.items():
+        codes, values, _index = table.labels(key)
+        has = codes >= 0
+        if not has.any():
+            continue
+        nv = len(values)
+        made = np.bincount(codes[has], weights=created[has], minlength=nv)
+        wcol = weight_cols.get(key)
+        sums = (np.bincount(codes[has], weights=wcol[has], minlength=nv) if wcol is not None
+                else np.zeros(nv))
+        entries = np.flatnonzero(made)
+        if len(entries):
+            topo_score[key] = {values[v]: int(sums[v]) for v in entries.tolist()}
 
 
 def get_pre_score_state(cycle_state):
@@ -170,6 +234,70 @@ def score(self, cycle_state, pod, node_name):
         if tp_key in labels:
             total += tp_values.get(labels[tp_key], 0)
     return total, None
+
+
+def score_nodes(self, cycle_state, pod, nodes):
+    """Score for every node in one call (Framework.run_score_plugins), on the node table's
+    label columns: the same sums as ``score``."""
+    table = None
+    if USE_TABLE():
+        s, status = get_pre_score_state(cycle_state)
+        if status is not None:
+            return None, status
+        snap = s.snapshot
+        table = snap.node_table() if hasattr(snap, "node_table") else None
+        if table is not None and table.node_infos is not snap.node_info_list:
+            table = None
+    if table is None:
+        return score_nodes_per_node(self, cycle_state, pod, nodes)
+    rows = getattr(nodes, "rows", None)
+    if rows is None or getattr(nodes, "table", None) is not table:
+        row = table.row
+        try:
+            rows = np.array([row[ni.name] for ni in nodes], dtype=np.int64)
+        except KeyError:
+            return score_nodes_per_node(self, cycle_state, pod, nodes)
+    total = np.zeros(len(rows), dtype=np.int64)
+    for tp_key, tp_values in s.topology_score.items():
+        codes, values, index = table.labels(tp_key)
+        lookup = np.zeros(len(values) + 1, dtype=np.int64)   # code -1 reads the trailing 0
+        for v, w in tp_values.items():
+            code = index.get(v)
+            if code is not None:
+                lookup[code] = w
+        total += lookup[codes[rows]]
+    return total.tolist(), None
+
+
+def score_nodes_per_node(self, cycle_state, pod, nodes):
+    """``score`` node by node."""
+    out = []
+    for ni in nodes:
+        v, status = score(self, cycle_state, pod, ni.name)
+        if status is not None:
+            return None, status
+        out.append(v)
+    return out, None
+
+
+def USE_TABLE() -> bool:
+    from . import filtering
+    return filtering.USE_TABLE
+
+
+def _normalize_values(self, cycle_state, pod, values):
+    """NormalizeScore over plain scores (Framework.run_score_plugins' shortcut): the same
+    arithmetic as ``normalize_score``."""
+    s, status = get_pre_score_state(cycle_state)
+    if status is not None or not s.topology_score or not values:
+        return values
+    min_count = min(values)
+    max_min_diff = max(values) - min_count
+    if max_min_diff <= 0:
+        return [0] * len(values)
+    m = float(MAX_NODE_SCORE)
+    d = float(max_min_diff)
+    return [int(m * (float(v - min_count) / d)) for v in values]
 
 
 def normalize_score(self, cycle_state, pod, scores):
