@@ -191,6 +191,19 @@ def test_pod_groups_and_label_columns_stay_current():
         assert checked > 10
 
 
+def _normalized(pl, st, pod, nodes, raw, use_table):
+    """NormalizeScore: the plugin's shortcut over plain scores on the table path, upstream's
+    form over NodeScores on the other."""
+    from engine.framework.interface import NodeScore
+    if raw is None:
+        return None
+    if use_table:
+        return pl._normalize_values(st, pod, raw)
+    scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, raw)]
+    assert pl.normalize_score(st, pod, scores) is None
+    return [ns.score for ns in scores]
+
+
 def _states(eng, pod, use_table: bool):
     """The PreFilter / PreScore states InterPodAffinity and PodTopologySpread compute for
     ``pod`` now, with or without the table (the pair orders included)."""
@@ -218,12 +231,31 @@ def _states(eng, pod, use_table: bool):
         status = ipa.pre_score(st, pod, nodes)
         s = st.get("PreScoreInterPodAffinity")
         out.append((status and status.code, s and {k: sorted(v.items()) for k, v in s.topology_score.items()}))
+        if s is not None:
+            raw, err = ipa.score_nodes(st, pod, nodes)
+            out.append((raw, err, _normalized(ipa, st, pod, nodes, raw, use_table)))
         st = CycleState()
         _, status = pts.pre_filter(st, pod)
         s = st.get("PreFilterPodTopologySpread")
         out.append((status and status.code, s and (list(s.tp_pair_to_match_num.items()),
                                                   {k: p.as_pairs() for k, p in s.tp_key_to_critical_paths.items()},
                                                   s.tp_key_to_domains_num)))
+        if s is not None and use_table:
+            table = fwk.snapshot().node_table()
+            m = pts._filter_suspects(st, pod, table)
+            got = [False] * len(nodes) if m is None else m.tolist()
+            assert got == [pts.filter(st, pod, ni) is not None for ni in nodes]
+        for candidates in (nodes, nodes[::2]):
+            st = CycleState()
+            status = pts.pre_score(st, pod, candidates)
+            s = st.get("PreScorePodTopologySpread")
+            scores = None
+            if s is not None:
+                raw, err = pts.score_nodes(st, pod, candidates)
+                scores = (raw, err, _normalized(pts, st, pod, candidates, raw, use_table))
+            out.append((status and status.code,
+                        s and (list(s.topology_pair_to_pod_counts.items()), sorted(s.ignored_nodes),
+                               s.topology_normalizing_weight), scores))
         return out
     finally:
         filtering.USE_TABLE = old

@@ -12,6 +12,8 @@ then constraint order, which is one of upstream's possible orders.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ...framework.interface import Code, Status
 from .common import (DO_NOT_SCHEDULE, LABEL_HOSTNAME, RequiredNodeAffinity,
                      build_default_constraints, compile_selector, count_pods_match_selector,
@@ -225,9 +227,14 @@ def cal_pre_filter_state(self, pod) -> PreFilterState:
     if not constraints:
         return PreFilterState()
 
-    all_nodes = self.handle.snapshot().node_info_list
+    snapshot = self.handle.snapshot()
+    all_nodes = snapshot.node_info_list
     tp_pair_to_match_num: dict = {}
     s = PreFilterState(constraints, {}, None, tp_pair_to_match_num)
+    on_table = table_and_groups(snapshot)
+    if on_table is not None:
+        match_num_on_table(self, pod, constraints, tp_pair_to_match_num, *on_table)
+        all_nodes = ()
 
     required = RequiredNodeAffinity(pod)
     ns = pod.namespace
@@ -324,3 +331,132 @@ def size_heuristic(nodes: int, constraints) -> int:
         if c.topology_key == LABEL_HOSTNAME:
             return nodes
     return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# The same counts and Filter over the node table (not upstream's code; upstream's results)
+
+def table_and_groups(snapshot):
+    """``(table, groups)``: the snapshot's node table and its pods grouped by signature
+    (engine.nodetable.PodGroups), or None for the per-node path (the interpodaffinity
+    module's USE_TABLE switch off, no table, too many groups)."""
+    from ..interpodaffinity import filtering as ipa
+    if not ipa.USE_TABLE:
+        return None
+    table = snapshot.node_table() if hasattr(snapshot, "node_table") else None
+    if table is None or table.node_infos is not snapshot.node_info_list:
+        return None
+    groups = table.pod_groups()
+    if groups is None:
+        return None
+    return table, groups
+
+
+def matching_pods_column(groups, selector, ns: str, n: int):
+    """countPodsMatchSelector for every node: pods of namespace ``ns``, not terminating,
+    matching ``selector`` (0 for a Nothing or empty selector), from the pod groups."""
+    col = np.zeros(n, dtype=np.int64)
+    if selector is None or not selector.requirements:
+        return col
+    for sig, rep in groups.rep.items():
+        # sig[-1]: not terminating (engine.nodetable.pod_signature)
+        if sig[-1] and rep.namespace == ns and selector.matches(rep.labels):
+            col += groups.cols[sig]
+    return col
+
+
+def eligible_rows(self, pod, constraints, table, require_all_keys: bool = True):
+    """Per constraint, the nodes whose pods calPreFilterState counts: the node matches the
+    pod's required node affinity (without the inclusion-policy feature), has every
+    constraint's topology key, and passes the constraint's inclusion policies."""
+    infos = table.node_infos
+    n = len(infos)
+    required = RequiredNodeAffinity(pod)
+    ok = np.ones(n, dtype=bool)
+    if require_all_keys:
+        for c in constraints:
+            ok &= table.labels(c.topology_key)[0] >= 0
+    if not self.enable_node_inclusion_policy and not required.trivial:
+        ok &= np.fromiter((required.match(ni.node) for ni in infos), dtype=bool, count=n)
+    out = []
+    for c in constraints:
+        rows = ok
+        if self.enable_node_inclusion_policy and c.needs_inclusion_check(required):
+            rows = ok.copy()
+            for i in np.flatnonzero(ok).tolist():
+                if not c.match_node_inclusion_policies(pod, infos[i].node, required):
+                    rows[i] = False
+        out.append(rows)
+    return out
+
+
+def match_num_on_table(self, pod, constraints, tp_pair_to_match_num: dict, table, groups) -> None:
+    """calPreFilterState's TpPairToMatchNum over the node table: per topology key, on each
+    counted node the count of the last constraint of that key (upstream's per-node tpCounts
+    map keeps the last write), summed per label value; the pairs in the order the per-node
+    loop inserts them (the first counted node of each pair, then the first constraint of its
+    key there), which the critical paths depend on on ties."""
+    n = len(table.node_infos)
+    ns = pod.namespace
+    rows = eligible_rows(self, pod, constraints, table)
+    by_key: dict = {}       # key -> [count column, counted mask, first constraint index]
+    for i, c in enumerate(constraints):
+        k = c.topology_key
+        e = by_key.get(k)
+        if e is None:
+            e = by_key[k] = [np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool),
+                             np.full(n, len(constraints), dtype=np.int64)]
+        r = rows[i]
+        if not r.any():
+            continue
+        col = matching_pods_column(groups, c.selector, ns, n)
+        e[0][r] = col[r]
+        e[2][r & ~e[1]] = i
+        e[1] |= r
+    entries = []        # (first row, constraint index, pair, count)
+    for k, (col, counted, first_c) in by_key.items():
+        if not counted.any():
+            continue
+        codes, values, _index = table.labels(k)
+        where = np.flatnonzero(counted)
+        cs = codes[where]
+        sums = np.bincount(cs, weights=col[where], minlength=len(values))
+        uniq, first = np.unique(cs, return_index=True)
+        for code, j in zip(uniq.tolist(), first.tolist()):
+            r = int(where[j])
+            entries.append((r, int(first_c[r]), (k, values[code]), int(sums[code])))
+    entries.sort(key=lambda e: (e[0], e[1]))
+    for _r, _i, pair, num in entries:
+        tp_pair_to_match_num[pair] = num
+
+
+def filter_suspects(self, state, pod, table):
+    """The nodes PodTopologySpread.Filter rejects (Framework.filter_suspects): a missing
+    topology key, or ``matchNum + selfMatch - minMatchNum > maxSkew`` for a constraint, on
+    label columns and the PreFilter state. False (cannot screen) without that state."""
+    from ..interpodaffinity import filtering as ipa
+    if not ipa.USE_TABLE:
+        return False
+    s = state.get(PRE_FILTER_STATE_KEY) if hasattr(state, "get") else None
+    if not isinstance(s, PreFilterState):
+        return False
+    if not s.constraints:
+        return None
+    fail = np.zeros(len(table.node_infos), dtype=bool)
+    match_nums = s.tp_pair_to_match_num
+    for c in s.constraints:
+        tp_key = c.topology_key
+        codes, values, index = table.labels(tp_key)
+        fail |= codes < 0
+        min_match_num, err = s.min_match_num(tp_key, c.min_domains, self.enable_min_domains)
+        if err is not None:
+            continue
+        self_match_num = 1 if c.selector_matches(pod.labels) else 0
+        lookup = np.zeros(len(values) + 1, dtype=np.int64)   # code -1 reads the trailing 0
+        for (k, v), m in match_nums.items():
+            if k == tp_key:
+                code = index.get(v)
+                if code is not None:
+                    lookup[code] = m
+        fail |= (codes >= 0) & (lookup[codes] + self_match_num - min_match_num > c.max_skew)
+    return fail if fail.any() else None

@@ -83,11 +83,14 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
     add_pod = filtering.add_pod
     remove_pod = filtering.remove_pod
     filter = filtering.filter
+    _filter_suspects = filtering.filter_suspects
 
     # scoring.go
     pre_score = scoring.pre_score
     score = scoring.score
+    score_nodes = scoring.score_nodes
     normalize_score = scoring.normalize_score
+    _normalize_values = scoring._normalize_values
     score_extensions = scoring.score_extensions
 
     def __repr__(self):
