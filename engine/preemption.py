@@ -23,7 +23,10 @@ pick is ``PreemptionPick`` with every candidate's value for every criterion.
 from __future__ import annotations
 
 from .framework.interface import (Code, MODE_OVERRIDE, NominatingInfo, PostFilterResult, Status)
+from itertools import chain
+
 from .framework.types import Diagnosis, FitError
+from .trace import Deferred
 from .util import get_earliest_pod_start_time, more_important_pod, pod_start_time, sort_more_important  # noqa: F401
 
 INT32_MAX = 2**31 - 1
@@ -74,6 +77,37 @@ def pick_one_node_for_preemption(candidates: list, now: int):
             return selected[0], crit, values
         remaining = selected
     return remaining[0], "firstInNodeOrder", values
+
+
+class PickCandidates(Deferred):
+    """PreemptionPick's ``candidates``, kept unbuilt (Trace.emit_deferred): ``value()`` is
+    ``[{"node", "victims": [keys], "pdbViolations", "values": {criterion: value}}]`` for each
+    candidate in order. Kept as a few flat lists, not an object per candidate (what the trace
+    keeps must not burden the garbage collector); pods' keys never change and the values
+    are not changed once computed."""
+    __slots__ = ("names", "counts", "victims", "pdb", "values")
+
+    def __init__(self, candidates, values: dict):
+        self.names = [c.name for c in candidates]
+        vs = [c.victims for c in candidates]
+        self.counts = list(map(len, vs))
+        self.victims = list(chain.from_iterable(vs))
+        self.pdb = [c.num_pdb_violations for c in candidates]
+        self.values = values
+
+    def nbytes(self) -> int:
+        """Roughly what it keeps (the pods are the cluster's)."""
+        return 4 * 56 + 8 * (3 * len(self.names) + len(self.victims)) + 400 * len(self.values)
+
+    def value(self) -> list:
+        out = []
+        at = 0
+        victims, values = self.victims, self.values
+        for name, k, pdb in zip(self.names, self.counts, self.pdb):
+            out.append({"node": name, "victims": [v.key for v in victims[at:at + k]], "pdbViolations": pdb,
+                        "values": dict(values[name])})
+            at += k
+        return out
 
 
 class Evaluator:
@@ -166,13 +200,24 @@ class Evaluator:
         statuses = {}
         errs = []
         n = len(potential)
-        # every node at once on the node table, where the framework can (trace off; see
-        # Framework.victims_on_table); None: node by node
+        # every node at once on the node table, where the framework can (see
+        # Framework.victims_on_table); None: node by node. With the trace on, only when every
+        # node is on the table: its events are then recorded as the table's columns
+        # (DryRunSegment), expanded when read.
         on_table = None
-        if not tr.enabled and getattr(h, "victims_on_table", None) is not None:
+        if getattr(h, "victims_on_table", None) is not None:
             on_table = h.victims_on_table(self, pod, pdbs)
         if on_table is not None and on_table.per_node is None:
-            return on_table.dry_run(potential, offset, num_candidates)
+            if not tr.enabled:
+                return on_table.dry_run(potential, offset, num_candidates)
+            skip = self.state.skip_filter_plugins
+            plugins = [pl.name for pl in h.filter_plugins if not (skip and pl.name in skip)]
+            candidates, statuses, err, seg = on_table.traced_dry_run(
+                potential, offset, num_candidates, plugins, plugins.index(on_table.rf.fit_name), h.cycle)
+            tr.emit_segment(seg)
+            return candidates, statuses, err
+        if tr.enabled:
+            on_table = None
         for i in range(n):
             ni = potential[(offset + i) % n]
             if on_table is not None:
@@ -222,11 +267,8 @@ class Evaluator:
         else:
             best, crit, values = pick_one_node_for_preemption(candidates, now)
         if h.trace.enabled:
-            h.trace.emit("PreemptionPick", preemptor=pod.key, node=best, criterion=crit, cycle=h.cycle,
-                         criteria=list(CRITERIA),
-                         candidates=[{"node": c.name, "victims": [v.key for v in c.victims],
-                                      "pdbViolations": c.num_pdb_violations, "values": values[c.name]}
-                                     for c in candidates])
+            h.trace.emit_deferred("PreemptionPick", preemptor=pod.key, node=best, criterion=crit, cycle=h.cycle,
+                                  criteria=list(CRITERIA), candidates=PickCandidates(candidates, values))
         for c in candidates:
             if c.name == best:
                 return c

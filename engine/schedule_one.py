@@ -27,7 +27,7 @@ from .framework.interface import Code, MODE_OVERRIDE, NominatingInfo, Status
 from .framework.types import Diagnosis, FitError
 from .extender import find_nodes_that_pass_extenders, prioritize_with_extenders
 from .phases import PHASE_COMPLETION
-from .resourcefit import ResourceFilter
+from .resourcefit import FilterSegment, ResourceFilter, table_names
 from .trace import ScoreTable
 
 NO_NODES_MESSAGE = "no nodes available to schedule pods"
@@ -276,11 +276,18 @@ def filter_nodes(loop, fwk, state, pod, diagnosis, nodes, nominated):
         if snap is not None and nodes is snap.node_info_list:
             table = snap.node_table()
             if table is not None:
-                rf = ResourceFilter.for_cycle(fwk, state, pod, table) if not loop.trace.enabled else None
+                rf = ResourceFilter.for_cycle(fwk, state, pod, table)
+                if rf is not None and loop.trace.enabled and (rf.node_only is not None or fwk._frows):
+                    # the trace on: the table decides only where it decides every node (the
+                    # Filter results are then recorded as its columns: FilterSegment), and not
+                    # when results of this pod are still to be handed over (they would share a
+                    # batch)
+                    rf = None
                 if rf is not None:
                     fail = rf.filter_failures()
                     if rf.node_only is None:
-                        return filter_on_table(loop, diagnosis, nodes, table, rf, fail, to_find, start)
+                        return filter_on_table(loop, diagnosis, nodes, table, rf, fail, to_find, start,
+                                               (fwk, state, pod) if loop.trace.enabled else None)
                     rows = np.flatnonzero(fail & ~rf.node_only)
                     codes = dict(zip(rows.tolist(), rf.filter_codes(rows).tolist()))
                     return filter_screened(loop, fwk, state, pod, diagnosis, nodes, table,
@@ -430,12 +437,14 @@ def feasible_nodes(nodes, table, start, end, failed):
     return feasible
 
 
-def filter_on_table(loop, diagnosis, nodes, table, rf, fail, to_find, start):
+def filter_on_table(loop, diagnosis, nodes, table, rf, fail, to_find, start, traced=None):
     """``filter_nodes``' loop when every node's Filter outcome is known from the table
     (``fail``: engine.resourcefit.ResourceFilter.filter_failures; no node-only plugin
-    might reject a node; the trace off): the nodes from ``start`` are visited until the
-    passing node that overflows numFeasibleNodesToFind, and the failed ones among them get
-    Fit's statuses, in visiting order."""
+    might reject a node): the nodes from ``start`` are visited until the passing node that
+    overflows numFeasibleNodesToFind, and the failed ones among them get Fit's statuses, in
+    visiting order. With the trace on (``traced``: the framework, cycle state and pod) the
+    Filter results of the nodes visited are recorded as the table's codes (FilterSegment),
+    then FilterStopped if the search stopped early, as the per-node loop emits them."""
     n = len(nodes)
     failed = np.flatnonzero(fail)            # rows
     if start:
@@ -451,7 +460,30 @@ def filter_on_table(loop, diagnosis, nodes, table, rf, fail, to_find, start):
         diagnosis.node_to_status_map.update(
             zip([nodes[r].name for r in rows.tolist()], rf.statuses(rf.filter_codes(rows).tolist())))
         diagnosis.unschedulable_plugins.add(rf.fit_name)
+    if traced is not None:
+        _trace_on_table(loop, traced, nodes, table, rf, to_find, start, end)
     return feasible_nodes(nodes, table, start, end, failed.tolist()), None
+
+
+def _trace_on_table(loop, traced, nodes, table, rf, to_find, start, end):
+    fwk, state, pod = traced
+    n = len(nodes)
+    visited = end + 1 if end < n else n     # the passing node that stopped the search too
+    rows = np.arange(start, start + visited)
+    if start:
+        rows %= n
+    codes, has = rf.packed_codes(rows)
+    skip = state.skip_filter_plugins
+    plugins = tuple(pl.name for pl in fwk.filter_plugins if not (skip and pl.name in skip))
+    tr = loop.trace
+    tr.emit_segment(FilterSegment(pod.key, fwk.cycle, plugins, plugins.index(rf.fit_name), table_names(table),
+                                  start, visited, codes, has))
+    if end < n:
+        name = nodes[(start + end) % n].name
+        tr.emit("FilterStopped", pod=pod.key, cycle=fwk.cycle, evaluated=end + 1, nodes=n, feasible=to_find,
+                message=f"found {to_find} feasible nodes (numFeasibleNodesToFind for {n} "
+                        f"nodes); the next node that passed, {name}, stopped the search "
+                        f"and is not kept, so the remaining {n - end - 1} are not evaluated")
 
 
 def prioritize_nodes(loop, fwk, state, pod, feasible):

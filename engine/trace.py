@@ -120,6 +120,27 @@ class EventBatch:
             yield self.event(i)
 
 
+class Segment:
+    """``n`` consecutive trace events of any types, recorded as the columns the engine computed
+    them from (e.g. a preemption dry run evaluated on the node table: engine.preemption) and
+    expanded into the events only when read. ``records()`` gives them, seqs from ``start``, as
+    the engine would have emitted them one by one: single event dicts and ``EventBatch``es
+    (a run of Filter results between two single events is one batch, as
+    ``Framework._filter_rows`` makes it). ``Trace.emit_segment`` sets ``start`` and ``time``;
+    ``single_types`` (the types of its single events) and ``batch_types`` (of its batches)
+    let a reader that wants other types skip it unexpanded; ``nbytes()`` estimates what it
+    keeps."""
+    __slots__ = ("start", "time", "n")
+    single_types = frozenset()
+    batch_types = frozenset()
+
+    def records(self):
+        raise NotImplementedError
+
+    def nbytes(self) -> int:
+        return 0
+
+
 class Deferred:
     """A field value the engine hands over unbuilt (``Trace.emit_deferred``): ``value()``
     builds it. Only sinks that declare ``deferred_values = True`` ever see one."""
@@ -225,6 +246,35 @@ class Trace:
             else:
                 for i in range(n):
                     s(batch.event(i))
+
+    def emit_segment(self, seg: Segment) -> None:
+        """Emit ``seg.n`` events at once (see Segment): a sink with an ``add_segment`` method
+        (``EventLog``) keeps the segment unexpanded; every other sink gets its events exactly
+        as if they had been emitted one by one (single events as dicts, batches through its
+        ``add_batch`` when it has one)."""
+        if not self.enabled or seg.n <= 0:
+            return
+        if self._pending is not None:
+            self.flush()
+        seg.start = self.seq
+        seg.time = self._clock() / US
+        self.seq += seg.n
+        records = None
+        for s, add_batch in self._sinks:
+            add_segment = getattr(s, "add_segment", None)
+            if add_segment is not None:
+                add_segment(seg)
+                continue
+            if records is None:
+                records = list(seg.records())
+            for r in records:
+                if r.__class__ is not EventBatch:
+                    s(r)
+                elif add_batch is not None:
+                    add_batch(r)
+                else:
+                    for i in range(r.n):
+                        s(r.event(i))
 
     def pend(self, flush) -> None:
         """Someone buffers rows for a batch: ``flush()`` (which must call ``emit_batch``) is

@@ -16,7 +16,15 @@ How it is stored:
   one ``array('i')`` (``seq`` is not stored: it is the event's index);
 - an ``EventBatch`` (engine/trace.py: one extension point's per-node results) keeps its shared
   fields once and one array per varying field: value numbers, or the integers themselves for
-  an integer column (scores).
+  an integer column (scores);
+- a ``Deferred`` value (engine/trace.py: HostSelected's ScoreTables, kept as the columns of
+  the batches that carried them; any other, e.g. PreemptionPick's candidates, kept as it is)
+  is built when read;
+- a ``Segment`` (engine/trace.py: e.g. a preemption dry run, kept as the columns the node
+  table computed) is kept as it is; when one of its events is read, the segment's events are
+  stored in a small EventLog of their own (the same singles and batches, stored as above) and
+  read from it, so they are the dicts the events emitted one by one would give. The last few
+  expanded segments are kept (a reader stepping through one expands it once).
 
 Events must arrive in order from seq 0 (a ``Trace`` sink: ``trace.add_sink(log)``).
 """
@@ -29,7 +37,7 @@ import sys
 import zlib
 from array import array
 
-from .trace import Cycle, EventBatch, RepeatEach, ScoreTable
+from .trace import Cycle, Deferred, EventBatch, RepeatEach, ScoreTable, Segment
 
 _RAW = 0     # a column of integers, stored as they are
 _IDS = 1     # a column of value numbers
@@ -43,6 +51,7 @@ _EMPTY_LIST = ("empty list",)   # its key among _fixed_ids
 _CHUNK = 256   # rows of a batch expanded at a time by scan / scan_back
 _BIG = 512   # containers whose marshal form is longer are zlib-compressed, not shared
 _STR_LIST_MIN = 16  # a list of this many strings or more, all seen before: their value numbers
+_SEGMENTS_EXPANDED = 4  # expanded segments kept for reading
 
 
 def _nbytes(arr) -> int:
@@ -61,6 +70,8 @@ def _unbox(v, how, vals):
         return _table_value(v, vals)
     if how == 4:
         return [vals[i] for i in v]     # a list of strings kept as their value numbers
+    if how == 5:
+        return v.value()                # any other Deferred, built when read
     return v
 
 
@@ -77,6 +88,15 @@ def _table_value(stored, vals) -> dict:
     what, nodes, plugins = stored
     return ScoreTable(what, _column(nodes, vals),
                       [(name, _column(raw, vals), _column(norm, vals), w) for name, raw, norm, w in plugins]).value()
+
+
+def _wanted(seg, batches, types) -> bool:
+    """Whether a scan (``batches``, ``types``: see EventLog.scan) gives some event of ``seg``."""
+    if types is None:
+        return True
+    if any(t in types for t in seg.single_types):
+        return True
+    return batches and any(t in types for t in seg.batch_types)
 
 
 class _StoredBatch:
@@ -127,6 +147,7 @@ class EventLog(_Log):
         self._bytes = 0                 # nbytes(), kept as events arrive
         self._float_ids: dict = {}      # float (not 0.0 or nan) -> value number
         self._fixed_ids: dict = {}      # None, True, False -> value number (see append)
+        self._expanded_segs: dict = {}  # id(segment) -> (segment, its events' EventLog)
 
     # ------------------------------------------------------------------ values
 
@@ -177,6 +198,13 @@ class EventLog(_Log):
             return i
         if c is ScoreTable:
             return self._table(v)
+        if isinstance(v, Deferred):
+            i = self._new_value(v, {}, None)
+            self._boxed[i] = 5
+            nbytes = getattr(v, "nbytes", None)
+            if nbytes is not None:
+                self._bytes += nbytes()
+            return i
         if c is float and v != 0.0 and v == v:  # (0.0 and -0.0 compare equal; nan never does)
             i = self._float_ids.get(v)
             return i if i is not None else self._new_value(v, self._float_ids, v)
@@ -293,6 +321,35 @@ class EventLog(_Log):
                                           const, cols, batch.n))
         self._n += batch.n
         self._bytes += _BATCH_OVERHEAD + 16
+
+    def add_segment(self, seg: Segment) -> None:
+        """Keep a segment unexpanded (see the module docstring)."""
+        if seg.start != self._n:
+            raise ValueError(f"EventLog: segment seq {seg.start} arrives at position {self._n}")
+        self._rec_start.append(self._n)
+        self._rec_ref.append(~len(self._batches))
+        self._batches.append(seg)
+        self._n += seg.n
+        self._bytes += seg.nbytes() + 16 + 8
+
+    def _expanded(self, seg: Segment) -> "EventLog":
+        """The segment's events, stored as if they had arrived one by one."""
+        cache = self._expanded_segs
+        got = cache.get(id(seg))
+        if got is not None and got[0] is seg:
+            return got[1]
+        log = EventLog(start=seg.start)
+        for r in seg.records():
+            if r.__class__ is EventBatch:
+                log.add_batch(r)
+            else:
+                log.append(r)
+        if log._n != seg.start + seg.n:
+            raise RuntimeError(f"segment at {seg.start}: {log._n - seg.start} events, not {seg.n}")
+        while len(cache) >= _SEGMENTS_EXPANDED:
+            del cache[next(iter(cache))]
+        cache[id(seg)] = (seg, log)
+        return log
 
     def _small_parts(self, batch):
         """A small batch's shared fields and columns, kept once for all batches with the same
@@ -471,6 +528,8 @@ class EventLog(_Log):
         if ref >= 0:
             return self._single(i, ref)
         b = self._batches[~ref]
+        if b.__class__ is not _StoredBatch:
+            return self._expanded(b)[i]
         return self._row(b, i - b.start)
 
     def __iter__(self):
@@ -509,7 +568,10 @@ class EventLog(_Log):
             else:
                 b = batches_[~ref]
                 end = min(b.start + b.n, stop)
-                if batches and (types is None or b.type in types):
+                if b.__class__ is not _StoredBatch:
+                    if _wanted(b, batches, types):
+                        yield from self._expanded(b).scan(i, end, batches=batches, types=types)
+                elif batches and (types is None or b.type in types):
                     j = i - b.start
                     stop_j = end - b.start
                     while j < stop_j:       # in chunks: a reader may stop early
@@ -541,7 +603,10 @@ class EventLog(_Log):
             else:
                 b = batches_[~ref]
                 low = max(b.start, start)
-                if batches and (types is None or b.type in types):
+                if b.__class__ is not _StoredBatch:
+                    if _wanted(b, batches, types):
+                        yield from self._expanded(b).scan_back(i + 1, low, batches=batches, types=types)
+                elif batches and (types is None or b.type in types):
                     j = i - b.start + 1
                     low_j = low - b.start
                     while j > low_j:
@@ -560,6 +625,8 @@ class EventLog(_Log):
         if ref >= 0:
             return i, i + 1
         b = self._batches[~ref]
+        if b.__class__ is not _StoredBatch:
+            return self._expanded(b).span(i)
         return b.start, b.start + b.n
 
     def type_at(self, i: int) -> str:
@@ -569,7 +636,10 @@ class EventLog(_Log):
         r = self._record_of(i)
         ref = self._rec_ref[r]
         if ref < 0:
-            return self._batches[~ref].type
+            b = self._batches[~ref]
+            if b.__class__ is not _StoredBatch:
+                return self._expanded(b).type_at(i)
+            return b.type
         return self._single_type(ref)
 
     def nbytes(self) -> int:
@@ -602,6 +672,9 @@ class ForkedLog(_Log):
 
     def add_batch(self, batch) -> None:
         self._tail.add_batch(batch)
+
+    def add_segment(self, seg) -> None:
+        self._tail.add_segment(seg)
 
     def __len__(self) -> int:
         return len(self._tail)
