@@ -45,7 +45,8 @@ class NodeTable:
         # (cycle state, pod, ResourceFilter or None): the last one built, which the same cycle's
         # preemption reuses (engine.resourcefit)
         self.resource_filter = None
-        self._labels: dict = {}    # label key -> (codes, values), built on first use
+        self._labels: dict = {}    # label key -> (codes, values, index), built on first use
+        self._pairs: dict = {}     # label key -> [(key, value) by code]
         self._groups = None        # PodGroups, built on first use
         cols = list(zip(*[self._values(ni) for ni in node_infos])) or [()] * 12
         ints = cols[:len(self.INT_COLUMNS)]
@@ -126,6 +127,13 @@ class NodeTable:
                 dtype=np.int64, count=len(self.node_infos))
             c = self._labels[key] = (codes, list(index), index)
         return c
+
+    def label_pairs(self, key: str) -> list:
+        """``[(key, value), ...]`` by code (``labels(key)``'s values as topology pairs)."""
+        p = self._pairs.get(key)
+        if p is None:
+            p = self._pairs[key] = [(key, v) for v in self.labels(key)[1]]
+        return p
 
     def pod_groups(self):
         """The nodes' pods grouped by what InterPodAffinity reads of them (``PodGroups``),

@@ -143,7 +143,7 @@ class PreFilterState:
     """
     __slots__ = ("existing_anti_affinity_counts", "affinity_counts", "anti_affinity_counts",
                  "pod", "required_affinity_terms", "required_anti_affinity_terms",
-                 "namespace_labels", "pod_matches_own_affinity")
+                 "namespace_labels", "pod_matches_own_affinity", "by_code")
 
     def __init__(self):
         self.existing_anti_affinity_counts: dict = {}
@@ -154,6 +154,10 @@ class PreFilterState:
         self.required_anti_affinity_terms: tuple = ()
         self.namespace_labels: dict = {}
         self.pod_matches_own_affinity = False
+        # the three maps as count arrays by label code, {key: array} each, for Filter's
+        # screen (filter_suspects); set by counts_on_table, dropped by any update and not
+        # cloned, so it always holds what the maps hold
+        self.by_code = None
 
     def __visualize__(self) -> dict:
         """The CycleState inspector's rendering: the three counts by topology pair
@@ -176,11 +180,13 @@ class PreFilterState:
         c.required_anti_affinity_terms = self.required_anti_affinity_terms
         c.namespace_labels = self.namespace_labels
         c.pod_matches_own_affinity = self.pod_matches_own_affinity
+        c.by_code = None
         return c
 
     def update_with_pod(self, p, node, multiplier: int) -> None:
         """preFilterState.updateWithPod: account for ``p`` (an existing pod, playing PodInfo)
         being added (+1) to or removed (-1) from ``node``."""
+        self.by_code = None
         update_with_anti_affinity_terms(self.existing_anti_affinity_counts,
                                         p.required_anti_affinity_terms, self.pod,
                                         self.namespace_labels, node, multiplier)
@@ -389,18 +395,21 @@ def _add(acc: dict, key: str, col) -> None:
     acc[key] = col.copy() if a is None else a + col
 
 
-def pairs_from_columns(table, per_key: dict) -> dict:
+def pairs_from_columns(table, per_key: dict, by_code: dict) -> dict:
     """``{(key, value): n}`` from per-key count columns (pods counted on node i): the sum over
-    the nodes with each value, the non-zero ones (upstream's maps only ever get +1 here)."""
+    the nodes with each value, the non-zero ones (upstream's maps only ever get +1 here).
+    ``by_code`` receives the sums by label code, per key."""
     out: dict = {}
     for key, col in per_key.items():
         codes, values, _index = table.labels(key)
         has = codes >= 0
         if not has.any():
             continue
-        sums = np.bincount(codes[has], weights=col[has], minlength=len(values))
-        for v in np.flatnonzero(sums).tolist():
-            out[(key, values[v])] = int(sums[v])
+        sums = np.bincount(codes[has], weights=col[has], minlength=len(values)).astype(np.int64)
+        by_code[key] = sums
+        nz = np.flatnonzero(sums)
+        pairs = table.label_pairs(key)
+        out.update(zip(map(pairs.__getitem__, nz.tolist()), sums[nz].tolist()))
     return out
 
 
@@ -426,15 +435,24 @@ def counts_on_table(s: PreFilterState, pod, table, groups) -> None:
         for t in anti_terms:
             if t.matches(rep):
                 _add(anti, t.topology_key, col)
-    s.existing_anti_affinity_counts = pairs_from_columns(table, existing)
-    s.affinity_counts = pairs_from_columns(table, aff)
-    s.anti_affinity_counts = pairs_from_columns(table, anti)
+    by_code = ({}, {}, {})
+    s.existing_anti_affinity_counts = pairs_from_columns(table, existing, by_code[0])
+    s.affinity_counts = pairs_from_columns(table, aff, by_code[1])
+    s.anti_affinity_counts = pairs_from_columns(table, anti, by_code[2])
+    s.by_code = (table, by_code)
 
 
-def _count_column(table, counts: dict, key: str):
+def _count_column(table, counts: dict, key: str, by_code=None):
     """``counts[(key, value of node i)]`` for every node (0 without the label), and the
-    mask of the nodes that have the label."""
+    mask of the nodes that have the label. ``by_code``: the same counts by label code, per
+    key (PreFilterState.by_code), when current."""
     codes, values, index = table.labels(key)
+    if by_code is not None:
+        sums = by_code.get(key)
+        lookup = np.zeros(len(values) + 1, dtype=np.int64)   # code -1 reads the trailing 0
+        if sums is not None:
+            lookup[:len(sums)] = sums
+        return lookup[codes], codes >= 0
     lookup = np.zeros(len(values) + 1, dtype=np.int64)   # code -1 reads the trailing 0
     for (k, v), m in counts.items():
         if k == key:
@@ -455,22 +473,26 @@ def filter_suspects(self, state, pod, table):
         return False
     n = len(table.node_infos)
     fail = np.zeros(n, dtype=bool)
+    bc = s.by_code[1] if s.by_code is not None and s.by_code[0] is table else None
+    ex_bc, aff_bc, anti_bc = bc if bc is not None else (None, None, None)
     if s.required_affinity_terms:
         counts = s.affinity_counts
         exist = np.ones(n, dtype=bool)
         for term in s.required_affinity_terms:
-            c, has = _count_column(table, counts, term.topology_key)
+            c, has = _count_column(table, counts, term.topology_key, aff_bc)
             fail |= ~has
             exist &= c > 0
         if not (not counts and s.pod_matches_own_affinity):
             fail |= ~exist
     if s.anti_affinity_counts:
         for term in s.required_anti_affinity_terms:
-            c, has = _count_column(table, s.anti_affinity_counts, term.topology_key)
+            c, has = _count_column(table, s.anti_affinity_counts, term.topology_key, anti_bc)
             fail |= has & (c > 0)
     counts = s.existing_anti_affinity_counts
     if counts:
-        for key in {k for (k, _v), m in counts.items() if m > 0}:
-            c, has = _count_column(table, counts, key)
+        keys = (ex_bc.keys() if ex_bc is not None
+                else {k for (k, _v), m in counts.items() if m > 0})
+        for key in keys:
+            c, has = _count_column(table, counts, key, ex_bc)
             fail |= has & (c > 0)
     return fail if fail.any() else None
