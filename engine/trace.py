@@ -126,7 +126,8 @@ class Segment:
     expanded into the events only when read. ``records()`` gives them, seqs from ``start``, as
     the engine would have emitted them one by one: single event dicts and ``EventBatch``es
     (a run of Filter results between two single events is one batch, as
-    ``Framework._filter_rows`` makes it). ``Trace.emit_segment`` sets ``start`` and ``time``;
+    ``Framework._filter_rows`` makes it). ``Trace.emit_segment`` sets ``start``, and ``time``
+    (the events' time) when the segment's is None;
     ``single_types`` (the types of its single events) and ``batch_types`` (of its batches)
     let a reader that wants other types skip it unexpanded; ``nbytes()`` estimates what it
     keeps."""
@@ -139,6 +140,39 @@ class Segment:
 
     def nbytes(self) -> int:
         return 0
+
+
+class ResultRows(Segment):
+    """Consecutive single ``PluginResult`` events of one pod and cycle at one time (the
+    results of a point that runs each plugin once, e.g. PreFilter and PreScore:
+    ``Framework._emit``), kept as one flat list of (point, plugin, node, code, reasons, score,
+    dryRun) per event; ``reasons`` is ``NO_REASONS`` for none. Read, each is the dict
+    ``emit("PluginResult", pod=, cycle=, point=, plugin=, node=, code=, reasons=, score=,
+    dryRun=)`` gives."""
+    __slots__ = ("pod", "cycle", "flat")
+    single_types = frozenset(("PluginResult",))
+    WIDTH = 7
+
+    def __init__(self, pod: str, cycle, flat: list, time: float):
+        self.pod, self.cycle, self.flat = pod, cycle, flat
+        self.start = None
+        self.time = time
+        self.n = len(flat) // self.WIDTH
+
+    def nbytes(self) -> int:
+        return 150 + 8 * len(self.flat)
+
+    def records(self):
+        flat, w = self.flat, self.WIDTH
+        t, pod, cycle = self.time, self.pod, self.cycle
+        for i in range(self.n):
+            point, plugin, node, code, reasons, score, dry_run = flat[i * w:i * w + w]
+            yield {"seq": self.start + i, "time": t, "type": "PluginResult", "pod": pod, "cycle": cycle,
+                   "point": point, "plugin": plugin, "node": node, "code": code, "reasons": list(reasons),
+                   "score": score, "dryRun": dry_run}
+
+
+NO_REASONS = ()
 
 
 class Deferred:
@@ -257,7 +291,8 @@ class Trace:
         if self._pending is not None:
             self.flush()
         seg.start = self.seq
-        seg.time = self._clock() / US
+        if seg.time is None:
+            seg.time = self._clock() / US
         self.seq += seg.n
         records = None
         for s, add_batch in self._sinks:

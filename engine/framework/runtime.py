@@ -12,7 +12,7 @@ from itertools import repeat
 from operator import add as _add, mul as _mul
 
 from ..errors import ConfigError, PluginValidationError
-from ..trace import Cycle, RepeatEach
+from ..trace import NO_REASONS, Cycle, RepeatEach, ResultRows
 from ..plugins import registry
 from .cycle_state import CycleState
 from .handle import Snapshot
@@ -50,6 +50,9 @@ _NORMALIZED_KEYS = ("pod", "cycle", "point", "plugin", "node", "code", "reasons"
 _SCORE_INTS = frozenset({"score"})
 _NORMALIZED_INTS = frozenset({"score", "weightedScore"})
 _NO_REASONS: list = []   # shared by batches; EventBatch hands out copies
+# points whose PluginResults (one per plugin) are handed to the trace as one ResultRows: those
+# no trace sink reads the engine's state at (visualizer/moment.py's quiet points)
+_ROWS_POINTS = frozenset(("PreFilter", "PreScore"))
 
 
 class PassedRun:
@@ -104,6 +107,10 @@ class Framework:
         self._frows_key = None
         self._frows_time = 0.0
         self._flush_frows_fn = self._flush_frows
+        self._srows = None      # PreFilter / PreScore results waiting to reach the trace as one
+        self._srows_key = None  # ResultRows segment
+        self._srows_time = 0.0
+        self._flush_srows_fn = self._flush_srows
         self.nominator = nominator
         self._pdb_lister = pdb_lister
         self._snapshot_fn = snapshot_fn
@@ -250,9 +257,31 @@ class Framework:
                             node=node, code=_code_name(status), reasons=_reasons(status), score=score,
                             dryRun=dry_run, error=status.err.to_json())
             return
+        if point in _ROWS_POINTS:
+            # buffered (Trace.pend) and handed over as one ResultRows: the same events, in the
+            # same order (any other event emitted meanwhile hands them over first)
+            tr = self.trace
+            key = (pod.key, self.cycle)
+            rows = self._srows
+            if rows is None or self._srows_key != key or tr._pending is not self._flush_srows_fn:
+                tr.flush()
+                self._srows = rows = []
+                self._srows_key = key
+                self._srows_time = tr.now()
+                tr.pend(self._flush_srows_fn)
+            rows.extend((point, plugin, node, "Success" if status is None else status.code.name,
+                         NO_REASONS if status is None or not status.reasons else tuple(status.reasons),
+                         score, dry_run))
+            return
         self.trace.emit("PluginResult", pod=pod.key, cycle=self.cycle, point=point, plugin=plugin,
                         node=node, code=_code_name(status), reasons=_reasons(status), score=score,
                         dryRun=dry_run)
+
+    def _flush_srows(self):
+        rows, self._srows = self._srows, None
+        if rows:
+            pod_key, cycle = self._srows_key
+            self.trace.emit_segment(ResultRows(pod_key, cycle, rows, self._srows_time))
 
     def _filter_rows(self, pod, dry_run) -> list:
         """Where Filter PluginResults are buffered: consecutive Filter results of one pod,
