@@ -142,13 +142,14 @@ def scenario(seed: int) -> dict:
             "actions": sorted(actions, key=lambda a: int(a["at"][:-2]))}
 
 
-def run(sc: dict, use_table: bool):
+def run(sc: dict, use_table: bool, trace: bool = True):
     old = filtering.USE_TABLE
     filtering.USE_TABLE = use_table
     try:
         buf = io.StringIO()
-        tr = Trace(enabled=True)
-        tr.add_sink(JsonLinesWriter(buf))
+        tr = Trace(enabled=trace)
+        if trace:
+            tr.add_sink(JsonLinesWriter(buf))
         eng = Engine(Scenario.from_dict(sc), tr)
         eng.run(400_000_000)
         return buf.getvalue(), json.dumps(eng.state(), sort_keys=True)
@@ -167,6 +168,14 @@ def test_table_path_matches_per_pod_path(seed):
         i = next((i for i, (x, y) in enumerate(zip(la, lb)) if x != y), min(len(la), len(lb)))
         pytest.fail(f"traces differ at line {i}:\n{la[i] if i < len(la) else None}\n"
                     f"{lb[i] if i < len(lb) else None}")
+
+
+@pytest.mark.parametrize("seed", range(120))
+def test_table_path_matches_per_pod_path_trace_off(seed):
+    """The headless mode (trace off) takes other Filter loops (Framework.node_filter,
+    schedule_one.filter_on_table): the same states."""
+    sc = scenario(seed)
+    assert run(sc, True, trace=False)[1] == run(sc, False, trace=False)[1]
 
 
 def test_pod_groups_and_label_columns_stay_current():
