@@ -312,39 +312,55 @@ class PodGroups:
 
     MAX_GROUPS = 256
 
-    __slots__ = ("n", "cols", "rep", "rows", "overflow")
+    __slots__ = ("n", "cols", "rep", "rows", "overflow", "gids", "sigs", "known")
 
     def __init__(self, node_infos: list):
         self.n = len(node_infos)
         self.cols: dict = {}
         self.rep: dict = {}
-        self.rows: list = [None] * self.n
+        self.rows: list = [None] * self.n       # row -> {group id: count}
         self.overflow = False
+        self.gids: dict = {}                    # signature -> group id
+        self.sigs: list = []                    # group id -> signature
+        # row -> {id(pod): (pod, group id)}: a pod object never changes (an update is a new
+        # object), so a row's pods are not signed again when the row is reread
+        self.known: list = [None] * self.n
         for i, ni in enumerate(node_infos):
             if not self._store(i, ni):
                 break
 
     def _store(self, i: int, ni) -> bool:
+        prev = self.known[i] or {}
+        seen: dict = {}
         new: dict = {}
-        rep = self.rep
         for p in ni.pods:
-            sig = pod_signature(p)
-            new[sig] = new.get(sig, 0) + 1
-            if sig not in rep:
-                if len(rep) >= self.MAX_GROUPS:
-                    self.overflow = True
-                    return False
-                rep[sig] = p
-                self.cols[sig] = np.zeros(self.n, dtype=np.int64)
+            e = prev.get(id(p))
+            if e is not None and e[0] is p:
+                gid = e[1]
+            else:
+                sig = pod_signature(p)
+                gid = self.gids.get(sig)
+                if gid is None:
+                    if len(self.sigs) >= self.MAX_GROUPS:
+                        self.overflow = True
+                        return False
+                    gid = self.gids[sig] = len(self.sigs)
+                    self.sigs.append(sig)
+                    self.rep[sig] = p
+                    self.cols[sig] = np.zeros(self.n, dtype=np.int64)
+            seen[id(p)] = (p, gid)
+            new[gid] = new.get(gid, 0) + 1
         old = self.rows[i]
         cols = self.cols
+        sigs = self.sigs
         if old:
-            for sig in old:
-                if sig not in new:
-                    cols[sig][i] = 0
-        for sig, c in new.items():
-            cols[sig][i] = c
+            for gid in old:
+                if gid not in new:
+                    cols[sigs[gid]][i] = 0
+        for gid, c in new.items():
+            cols[sigs[gid]][i] = c
         self.rows[i] = new
+        self.known[i] = seen
         return True
 
     def sync(self, node_infos: list, rows) -> None:
