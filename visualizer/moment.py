@@ -43,6 +43,7 @@ import bisect
 import math
 
 from engine import US
+from engine.trace import EventBatch
 from visualizer.events import QUEUE_TRANSITION, backward, span
 
 QUEUE_NAMES = ("activeQ", "backoffQ", "unschedulablePods")
@@ -148,6 +149,26 @@ class Recorder:
     def add_batch(self, batch) -> None:
         """A batch holds per-node results of Filter, Score or NormalizeScore (engine/trace.py),
         which change nothing: there is nothing to record, and nothing is expanded."""
+
+    def add_segment(self, seg) -> None:
+        """A segment (engine/trace.py: a preemption dry run, a Filter search, a point's results)
+        holds events of a stretch in which nothing these figures hold changes: one by one, each
+        of its events that is not quiet would record the same figures. So only the first such
+        event is recorded (``at`` finds it for every later position of the segment, as it would
+        have found an equal copy), and the segment is expanded only up to it. A segment holding
+        a pod's removal is taken one event at a time, as before."""
+        if seg.single_types & {"PodDeleted", "PodRemoved"}:
+            for r in seg.records():
+                if r.__class__ is not EventBatch:
+                    self(r)
+            return
+        for r in seg.records():
+            if r.__class__ is EventBatch:
+                continue
+            if r["type"] == "PluginResult" and r.get("point") in _QUIET_POINTS:
+                continue
+            self(r)
+            return
 
     def at(self, position: int):
         """The figures after ``position`` events: at the end of a unit if one ended there,
