@@ -128,7 +128,9 @@ def measure(workload, nodes, init_pods, pods, trace_mode, use_tracemalloc=False,
     init_until, measured_until = 0, None
     if config is not None:
         data, nodes, init_pods, pods, start, next_op, prefix = imported_workload(config, test_case, workload)
-        init_until = start - 1 if start > 0 else 0
+        # measured pods at t=0 (no init pods before them): no init phase; the measured one then
+        # includes loading the objects (the engine's first unit)
+        init_until = start - 1 if start > 0 else None
         measured_until = next_op - 1 if next_op is not None else None
         label = f"{test_case}/{workload}"
     else:
@@ -172,7 +174,8 @@ def measure(workload, nodes, init_pods, pods, trace_mode, use_tracemalloc=False,
         load_start = os.getloadavg()[0]
         t0 = time.perf_counter()
         c0 = time.process_time()
-        engine.run(until=init_until)
+        if init_until is not None:
+            engine.run(until=init_until)
         c1 = time.process_time()
         t1 = time.perf_counter()
         init_bound = len(engine.metrics["pod_scheduling_attempts"])
