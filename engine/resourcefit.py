@@ -600,7 +600,6 @@ class DryRunSegment(Segment):
         plugins, fit = self.plugins, self.fit
         fit_name = plugins[fit]
         cnt = self.cnt.tolist()
-        fits = self.fits.tolist()
         has = self.has_nom.tolist() if self.has_nom is not None else [False] * len(cnt)
         codes = self.codes.tolist()
         victim = self.victim.tolist()
