@@ -374,11 +374,12 @@ def filter(self, cycle_state, pod, node_info):
 # ---------------------------------------------------------------------------------------------
 # The same counts and Filter over the node table (not upstream's code; upstream's results)
 
-def table_and_groups(snapshot, cycle_state):
+def table_and_groups(snapshot, cycle_state=None):
     """``(table, groups)``: the snapshot's node table and its pods grouped by signature
     (engine.nodetable.PodGroups), or None for the per-pod path: USE_TABLE off, no table, too
     many groups, or a cycle whose CycleState is recorded (the inspector shows the count maps
-    in the order the per-pod loop fills them; the maps hold the same pairs either way)."""
+    in the order the per-pod loop fills them; the maps hold the same pairs either way).
+    PodTopologySpread asks without a cycle state."""
     if not USE_TABLE or getattr(cycle_state, "recorder", None) is not None:
         return None
     table = snapshot.node_table() if hasattr(snapshot, "node_table") else None

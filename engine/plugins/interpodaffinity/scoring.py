@@ -10,7 +10,7 @@ its labels hold; NormalizeScore maps ``[min, max]`` linearly onto ``[0, 100]``.
 """
 from __future__ import annotations
 
-from ...framework.interface import MAX_NODE_SCORE, Code, Status
+from ...framework.interface import MAX_NODE_SCORE, Code, ScorePlugin, Status
 from ...objects import namespace_labels
 import numpy as np
 
@@ -270,14 +270,8 @@ def score_nodes(self, cycle_state, pod, nodes):
 
 
 def score_nodes_per_node(self, cycle_state, pod, nodes):
-    """``score`` node by node."""
-    out = []
-    for ni in nodes:
-        v, status = score(self, cycle_state, pod, ni.name)
-        if status is not None:
-            return None, status
-        out.append(v)
-    return out, None
+    """``score`` node by node (the framework's default ``score_nodes``)."""
+    return ScorePlugin.score_nodes(self, cycle_state, pod, nodes)
 
 
 def USE_TABLE() -> bool:

@@ -337,19 +337,10 @@ def size_heuristic(nodes: int, constraints) -> int:
 # The same counts and Filter over the node table (not upstream's code; upstream's results)
 
 def table_and_groups(snapshot):
-    """``(table, groups)``: the snapshot's node table and its pods grouped by signature
-    (engine.nodetable.PodGroups), or None for the per-node path (the interpodaffinity
-    module's USE_TABLE switch off, no table, too many groups)."""
+    """``(table, groups)``: the snapshot's node table and its pods grouped by signature, or None
+    for the per-node path: InterPodAffinity's ``table_and_groups`` (its USE_TABLE switch too)."""
     from ..interpodaffinity import filtering as ipa
-    if not ipa.USE_TABLE:
-        return None
-    table = snapshot.node_table() if hasattr(snapshot, "node_table") else None
-    if table is None or table.node_infos is not snapshot.node_info_list:
-        return None
-    groups = table.pod_groups()
-    if groups is None:
-        return None
-    return table, groups
+    return ipa.table_and_groups(snapshot)
 
 
 def matching_pods_column(groups, selector, ns: str, n: int):

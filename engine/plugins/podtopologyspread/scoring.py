@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from ...framework.interface import MAX_NODE_SCORE, Code, Status
+from ...framework.interface import MAX_NODE_SCORE, Code, ScorePlugin, Status
 from .common import (LABEL_HOSTNAME, SCHEDULE_ANYWAY, RequiredNodeAffinity,
                      build_default_constraints, compile_selector, count_pods_match_selector,
                      filter_topology_spread_constraints, node_labels_match_spread_constraints)
@@ -359,13 +359,7 @@ def _score_nodes_per_node(self, cycle_state, pod, nodes):
     if isinstance(s, PreScoreState):
         ignored = s.ignored_nodes
         s.ignored_mask = [ni.name in ignored for ni in nodes]
-    out = []
-    for ni in nodes:
-        v, status = score(self, cycle_state, pod, ni.name)
-        if status is not None:
-            return None, status
-        out.append(v)
-    return out, None
+    return ScorePlugin.score_nodes(self, cycle_state, pod, nodes)     # the framework's default
 
 
 def get_pre_score_state(cycle_state):
