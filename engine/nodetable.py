@@ -47,6 +47,7 @@ class NodeTable:
         self.resource_filter = None
         self._labels: dict = {}    # label key -> (codes, values, index), built on first use
         self._pairs: dict = {}     # label key -> [(key, value) by code]
+        self._matches: dict = {}   # Requirement -> bool column, built on first use
         self._groups = None        # PodGroups, built on first use
         cols = list(zip(*[self._values(ni) for ni in node_infos])) or [()] * 12
         ints = cols[:len(self.INT_COLUMNS)]
@@ -134,6 +135,20 @@ class NodeTable:
         if p is None:
             p = self._pairs[key] = [(key, v) for v in self.labels(key)[1]]
         return p
+
+    def label_matches(self, req):
+        """``req.matches(node.labels)`` of every node (``req``: an engine.labels.Requirement),
+        as a bool column: the requirement evaluated once per value of its key (``labels``) and
+        once for a node without the label, which is all it reads of the labels. Built on first
+        use; a change of node builds a new table."""
+        m = self._matches.get(req)
+        if m is None:
+            key = req.key
+            codes, values, _index = self.labels(key)
+            by_code = [req.matches({key: v}) for v in values]
+            by_code.append(req.matches({}))         # code -1: no such label
+            m = self._matches[req] = np.array(by_code, dtype=bool)[codes]
+        return m
 
     def pod_groups(self):
         """The nodes' pods grouped by what InterPodAffinity reads of them (``PodGroups``),

@@ -2,7 +2,7 @@
 
 Not an upstream structure. When the Filter plugins a cycle runs (those PreFilter did not skip)
 are NodeResourcesFit and plugins whose verdict depends on the node and the pod alone
-(NodeUnschedulable, NodeName, TaintToleration: their exact classes, marked
+(NodeUnschedulable, NodeName, TaintToleration, NodeAffinity: their exact classes, marked
 ``_filter_node_only``), and no PreFilter extension (AddPod/RemovePod) is active, then on a
 node none of the node-only plugins might reject (their ``_filter_suspects``) the outcome of
 ``Framework.run_filter_plugins_with_nominated_pods`` is Fit's ``fits_request`` arithmetic:

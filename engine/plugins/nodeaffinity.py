@@ -7,11 +7,13 @@ terms a node matches.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code,
                                    EnqueueExtensions, FilterPlugin, GVK, MAX_NODE_SCORE,
                                    PreFilterPlugin, PreFilterResult, PreScorePlugin,
                                    ScoreExtensions, ScorePlugin, Status)
-from ..labels import NodeSelector
+from ..labels import NodeSelector, Requirement
 from ..objects import Problems, parse_node_selector_term
 from .helper import ArgsChecker, default_normalize_score, default_normalize_values
 
@@ -69,6 +71,24 @@ def required_node_affinity_match(s: _PreFilterState, node) -> bool:
     if s.node_affinity is not None:
         return s.node_affinity.matches(node.name, node.labels)
     return True
+
+
+def node_selector_matches_on_table(selector: NodeSelector, table):
+    """``selector.matches`` of every node of ``table`` (engine.nodetable.NodeTable) as a bool
+    column (the terms ORed, each term's requirements ANDed, from ``NodeTable.label_matches``);
+    None for a term with matchFields (node names, not in the table)."""
+    out = np.zeros(len(table.node_infos), dtype=bool)
+    for t in selector.terms:
+        if t.match_fields:
+            return None
+        if t.invalid or not t.match_expressions:
+            continue            # matches nothing
+        m = None
+        for r in t.match_expressions:
+            c = table.label_matches(r)
+            m = c if m is None else (m & c)
+        out |= m
+    return out
 
 
 def new_preferred_scheduling_terms(terms) -> tuple:
@@ -154,6 +174,33 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, S
         if not required_node_affinity_match(s, node):
             return Status(Code.UnschedulableAndUnresolvable, ErrReasonPod)
         return None
+
+    # Filter reads the node and the pod only, never the node's pods (engine.resourcefit)
+    _filter_node_only = True
+
+    def _filter_suspects(self, state, pod, table):
+        """The nodes Filter rejects (Framework.filter_suspects): those the added affinity, the
+        pod's nodeSelector or its required node affinity (RequiredNodeAffinity.Match) does not
+        match, from the label columns. False (cannot screen) for a term with matchFields."""
+        ok = None
+        if self.added_node_selector is not None:
+            ok = node_selector_matches_on_table(self.added_node_selector, table)
+            if ok is None:
+                return False
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            s = get_required_node_affinity(pod)
+        for k, v in (s.node_selector or {}).items():
+            c = table.label_matches(Requirement(k, "In", (v,)))
+            ok = c if ok is None else (ok & c)
+        if s.node_affinity is not None:
+            c = node_selector_matches_on_table(s.node_affinity, table)
+            if c is None:
+                return False
+            ok = c if ok is None else (ok & c)
+        if ok is None or ok.all():
+            return None
+        return ~ok
 
     # Score -----------------------------------------------------------------------------------
     def pre_score(self, state, pod, nodes):
