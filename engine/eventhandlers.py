@@ -9,7 +9,7 @@ disruption controller's ``disruptionsAllowed``, and the status patch of nominate
 
 The loop it runs in gives it: the clock (``now``), ``_push`` (a termination due later),
 ``_next_rv`` (resource versions), the API objects (``pods``, ``nodes``, ``priority_classes``,
-``pdbs``, ``custom_objects``, volumes), the cache, the queue, the frameworks (their waiting
+``namespaces``, ``pdbs``, ``custom_objects``, volumes), the cache, the queue, the frameworks (their waiting
 pods), the trace, and one call: ``_wait_on_permit_returned(waiting_pod)`` (a deleted pod
 waiting on Permit ends its binding cycle at once, engine/binding_cycle.py). It imports none of
 the engine's other pieces.
@@ -328,6 +328,8 @@ def apply_action(loop, a):
             skip_action(loop, a, f"PriorityClass {a.name} does not exist")
         else:
             loop.priority_classes[a.name] = a.obj
+    elif kind == "Namespace":
+        namespace_action(loop, a)
     elif kind == "PodDisruptionBudget":
         key = f"{a.namespace}/{a.name}"
         if verb == "delete":
@@ -341,6 +343,23 @@ def apply_action(loop, a):
             loop.pdbs[key] = a.obj
     elif kind in VOLUME_STORES:
         volume_action(loop, a)
+
+
+def namespace_action(loop, a):
+    """Create, update or delete a Namespace in the namespace lister. Nothing else happens:
+    the v1.28 scheduler has no namespace event handler (eventhandlers.go
+    addAllEventHandlers) and no plugin registers a Namespace event, so no pod moves;
+    InterPodAffinity reads the lister at its next PreFilter or PreScore. An implicit
+    namespace (one the scenario does not name) exists: an injected create replaces it,
+    an injected update or delete finds it."""
+    store = loop.namespaces.namespaces
+    exists = store.get(a.name) is not None or a.name not in store
+    if a.verb == "create" and store.get(a.name) is not None:
+        skip_action(loop, a, f"Namespace {a.name} already exists")
+    elif a.verb != "create" and not exists:
+        skip_action(loop, a, f"Namespace {a.name} does not exist")
+    else:
+        store[a.name] = a.obj if a.verb != "delete" else None
 
 
 def custom_object_action(loop, a):

@@ -3,7 +3,7 @@ as kube-scheduler-simulator's result annotations.
 
 ``scenario_at(engine)`` writes the objects as they are now, ready to run on from there:
 
-- Nodes, PriorityClasses, PodDisruptionBudgets, the volume objects (StorageClasses,
+- Nodes, PriorityClasses, Namespaces, PodDisruptionBudgets, the volume objects (StorageClasses,
   PersistentVolumes, PersistentVolumeClaims with their uid, CSINodes) and custom resources as
   they are now (a pod waiting on Permit is pending in the API: it is scheduled again); bound pods on their node
   with their start time (in node order, each node's pods in the order the scheduler's cache
@@ -21,7 +21,8 @@ as kube-scheduler-simulator's result annotations.
   The next runs of the 1 s and 30 s flushes go with it, so they stay in step.
 - What a scenario cannot hold is lost, and said so in the description: a scheduling cycle or
   a binding in flight (the pod is pending again and is scheduled anew), which preemption
-  victims were preempted (they are plain deletions now).
+  victims were preempted (they are plain deletions now), a deleted Namespace (not named
+  any more, it is implicit again unless a pending action names it).
 
 ``result_annotations(events)`` reads the trace the way kube-scheduler-simulator's result store
 (``simulator/scheduler/plugin/resultstore/store.go``) records a scheduling attempt and writes
@@ -137,6 +138,9 @@ def scenario_at(engine) -> dict:
     objects = []
     for pc in engine.priority_classes.values():
         objects.append(copy.deepcopy(pc.manifest))
+    for ns in engine.namespaces.namespaces.values():    # the declared ones that exist now
+        if ns is not None:
+            objects.append(copy.deepcopy(ns.manifest))
     for pdb in engine.pdbs.values():
         objects.append(copy.deepcopy(pdb.manifest))
     # volumes: StorageClasses, PVs, claims (with the uid the PVs' claimRefs name) and CSINodes,

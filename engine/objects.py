@@ -259,9 +259,94 @@ class AffinityTerm:
         return self.selector is not None and self.selector.matches(pod.labels)
 
 
+LABEL_METADATA_NAME = "kubernetes.io/metadata.name"      # v1.LabelMetadataName
+
+
 def namespace_labels(ns: str) -> dict:
-    """Namespaces are not modelled; each carries only its well-known name label."""
-    return {"kubernetes.io/metadata.name": ns}
+    """The labels of an implicit namespace (one no Namespace object or action of the scenario
+    names): only its well-known name label, which the API server sets on every namespace."""
+    return {LABEL_METADATA_NAME: ns}
+
+
+@dataclass
+class Namespace:
+    """A v1 Namespace: its name and labels. ``labels`` holds ``kubernetes.io/metadata.name:
+    <name>`` whatever the manifest says (upstream ``SetDefaults_Namespace`` and the namespace
+    strategy's ``PrepareForCreate``/``PrepareForUpdate`` set it)."""
+    name: str
+    labels: dict
+    manifest: dict = field(default_factory=dict)
+
+    namespace = ""
+
+
+class NamespaceLister:
+    """The namespace lister InterPodAffinity and the scheduling queue read
+    (``listersv1.NamespaceLister`` of the shared informer factory, upstream v1.28).
+
+    ``namespaces``: name -> Namespace for the namespaces that exist, and name -> None for a
+    namespace the scenario names (in a Namespace object or action) that does not exist at
+    the moment (not created yet, or deleted: the lister no longer lists it). A namespace
+    the scenario never names is implicit: it exists, labelled only with its name
+    (``namespace_labels``), so scenarios without Namespace objects see what they always did.
+    Pods of a namespace that does not exist stay (the namespace controller, which would
+    delete them upstream, is not modelled)."""
+    __slots__ = ("namespaces",)
+
+    def __init__(self, namespaces: dict | None = None):
+        self.namespaces = namespaces if namespaces is not None else {}
+
+    def labels(self, ns: str) -> dict | None:
+        """``nsLister.Get(ns)``'s labels, or None when the namespace does not exist."""
+        if ns not in self.namespaces:
+            return namespace_labels(ns)
+        o = self.namespaces[ns]
+        return o.labels if o is not None else None
+
+    def labels_snapshot(self, ns: str) -> dict:
+        """interpodaffinity ``GetNamespaceLabelsSnapshot``: the namespace's labels, or an
+        empty set when it does not exist (upstream logs the Get error and returns nil)."""
+        got = self.labels(ns)
+        return dict(got) if got is not None else {}
+
+    def selects(self, selector, ns: str) -> bool:
+        """Whether ``ns`` is in what ``mergeAffinityTermNamespacesIfNotEmpty`` unrolls a
+        namespaceSelector into: every namespace for an empty selector (kept as
+        ``labels.Everything()``, matched without labels), else the namespaces
+        ``nsLister.List(selector)`` returns (existing ones whose labels match)."""
+        if selector.empty:
+            return True
+        got = self.labels(ns)
+        return got is not None and selector.matches(got)
+
+
+# the lister of a scenario that names no namespace (and of plugins run without an engine)
+IMPLICIT_NAMESPACES = NamespaceLister()
+_NAMESPACE_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+def _valid_namespace_name(name: str) -> str | None:
+    """ValidateNamespaceName: a DNS label (at most 63 characters)."""
+    if not _NAMESPACE_NAME_RE.match(name) or len(name) > 63:
+        return f"{_q(name)} is not a valid namespace name (a DNS label: lower-case letters, digits and '-')"
+    return None
+
+
+_NAMESPACE_META = Record(Str("name", required=True, rule=_valid_namespace_name), StringMap("labels"))
+
+
+def namespace_from_manifest(m, place, probs) -> Namespace | None:
+    """A Namespace of a scenario: ``metadata.name`` and ``metadata.labels`` are read (its spec
+    and status are not read by the scheduler)."""
+    if not isinstance(m, dict):
+        probs.add(place, f"{_q(m)} is not a Namespace manifest")
+        return None
+    n_before = len(probs.items)
+    md = get_map(m, "metadata", place, probs)
+    name, labels = _NAMESPACE_META.read(md, f"{place}.metadata", probs)
+    if len(probs.items) != n_before:
+        return None
+    return Namespace(name, {**labels, LABEL_METADATA_NAME: name}, m)
 
 
 @dataclass(frozen=True)

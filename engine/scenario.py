@@ -17,7 +17,7 @@ from . import limits, yamlload
 from .config import SchedulerConfig, parse_scheduler_config
 from .errors import ScenarioError
 from .objects import (CustomObject, Problems, _q, custom_object_from_manifest, get_bool, get_list, get_map,
-                      get_str, is_custom_api_version, node_from_manifest,
+                      get_str, is_custom_api_version, namespace_from_manifest, node_from_manifest,
                       parse_time, pdb_from_manifest, pod_from_manifest,
                       priority_class_from_manifest, SYSTEM_PRIORITY_CLASSES, pv_from_manifest,
                       pvc_from_manifest, storage_class_from_manifest, csi_node_from_manifest,
@@ -27,9 +27,9 @@ from .quantity import US, parse_duration
 _NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 KINDS = {"Node": "v1", "Pod": "v1", "PriorityClass": "scheduling.k8s.io/v1",
          "PodDisruptionBudget": "policy/v1", "PersistentVolume": "v1", "PersistentVolumeClaim": "v1",
-         "StorageClass": "storage.k8s.io/v1", "CSINode": "storage.k8s.io/v1"}
+         "StorageClass": "storage.k8s.io/v1", "CSINode": "storage.k8s.io/v1", "Namespace": "v1"}
 VOLUME_KINDS = ("PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode")
-CLUSTER_SCOPED = ("Node", "PriorityClass", "PersistentVolume", "StorageClass", "CSINode")
+CLUSTER_SCOPED = ("Node", "PriorityClass", "PersistentVolume", "StorageClass", "CSINode", "Namespace")
 # The pod volume sources a volume plugin reads (VolumeBinding, VolumeZone, NodeVolumeLimits:
 # claims; VolumeRestrictions: the in-tree disks it compares; NodeVolumeLimits: migratable
 # inline disks).
@@ -185,6 +185,8 @@ def parse_object(m, place, probs, start_instant, allowed_kinds=KINDS):
         return kind, storage_class_from_manifest(m, place, probs)
     if kind == "CSINode":
         return kind, csi_node_from_manifest(m, place, probs)
+    if kind == "Namespace":
+        return kind, namespace_from_manifest(m, place, probs)
     return kind, pdb_from_manifest(m, place, probs)
 
 

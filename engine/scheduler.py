@@ -33,7 +33,7 @@ from .cache import Cache
 from .extender import NoTransport, build_extenders
 from .eventhandlers import compute_disruptions_allowed, node_scheduling_properties_change  # noqa: F401
 from .framework.runtime import Framework
-from .objects import CustomObject, system_priority_classes
+from .objects import CustomObject, NamespaceLister, system_priority_classes
 from .phases import (BACKOFF_FLUSH_PERIOD, LEFTOVER_FLUSH_PERIOD, PHASE_ACTION, PHASE_COMPLETION,  # noqa: F401
                      PHASE_FLUSH_BACKOFF, PHASE_FLUSH_LEFTOVER)
 from .queue import PriorityQueue
@@ -76,6 +76,9 @@ class Engine:
         # them too, with the same values).
         self.priority_classes: dict = {pc.name: pc for pc in system_priority_classes()}
         self.pdbs: dict = {}
+        # the namespaces the scenario names (in objects or actions), none existing before
+        # _load; any other namespace is implicit (engine.objects.NamespaceLister)
+        self.namespaces = NamespaceLister({a.name: None for a in scenario.actions if a.kind == "Namespace"})
         # custom resources: "apiVersion/kind" -> {namespace/name: CustomObject}
         self.custom_objects: dict = {}
         self.has_custom_objects = any(isinstance(o, CustomObject) for _k, o in scenario.objects) or any(
@@ -120,7 +123,7 @@ class Engine:
             clock=lambda: self.now, trace=self.trace, profiles=profiles, less=less,
             pod_initial_backoff=cfg.pod_initial_backoff, pod_max_backoff=cfg.pod_max_backoff,
             pod_max_in_unschedulable_pods_duration=sim.pod_max_in_unschedulable_pods_duration,
-            queueing_hints=self.queueing_hints, pod_lister=self.pods.get)
+            queueing_hints=self.queueing_hints, pod_lister=self.pods.get, ns_lister=self.namespaces)
         for f in self.frameworks.values():
             f.nominator = self.queue.nominator
         # The GVKs of other API groups that enabled plugins register for, with the actions
@@ -165,12 +168,15 @@ class Engine:
             self._pending_completions += 1
 
     def _load(self):
-        """Objects at t=0: priority classes, PDBs, nodes, bound pods, then pending pods."""
+        """Objects at t=0: priority classes and namespaces, PDBs, nodes, bound pods, then
+        pending pods."""
         self._loaded = True
         objs = self.scenario.objects
         for kind, o in objs:
             if kind == "PriorityClass":
                 self.priority_classes[o.name] = o
+            elif kind == "Namespace":
+                self.namespaces.namespaces[o.name] = o
         for kind, o in objs:
             if kind == "PodDisruptionBudget":
                 self.pdbs[o.key] = o

@@ -27,6 +27,7 @@ from __future__ import annotations
 from ..framework import interface as fw
 from ..framework.interface import Code, QueueingHint
 from ..framework.types import QueuedPodInfo
+from ..objects import IMPLICIT_NAMESPACES
 from ..quantity import US
 from .heap import KeyedHeap
 from .nominator import Nominator
@@ -68,8 +69,9 @@ class PriorityQueue:
     def __init__(self, *, clock, trace, profiles: dict, less=None,
                  pod_initial_backoff: int = 1 * US, pod_max_backoff: int = 10 * US,
                  pod_max_in_unschedulable_pods_duration: int = 300 * US,
-                 queueing_hints: bool = False, pod_lister=None):
+                 queueing_hints: bool = False, pod_lister=None, ns_lister=IMPLICIT_NAMESPACES):
         self.clock = clock
+        self.ns_lister = ns_lister           # p.nsLister (engine.objects.NamespaceLister)
         self.trace = trace
         self.profiles = profiles
         self.pod_initial_backoff = pod_initial_backoff
@@ -512,10 +514,16 @@ class PriorityQueue:
             self._unschedulable_pods_with_matching_affinity_term(new_pod), fw.AssignedPodUpdate, old_pod, new_pod)
 
     def _unschedulable_pods_with_matching_affinity_term(self, pod) -> list:
+        """getUnschedulablePodsWithMatchingAffinityTerm: the unschedulable pods with a
+        required affinity term that matches ``pod``, with the labels of ``pod``'s namespace
+        (interpodaffinity.GetNamespaceLabelsSnapshot)."""
         out = []
+        if not self.unschedulable_pods:
+            return out
+        ns_labels = self.ns_lister.labels_snapshot(pod.namespace)
         for pinfo in self.unschedulable_pods.values():
             for term in pinfo.pod.required_affinity_terms:
-                if term.matches(pod):
+                if term.matches(pod, ns_labels):
                     out.append(pinfo)
                     break
         return out

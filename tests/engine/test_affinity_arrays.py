@@ -11,7 +11,9 @@ namespaceSelectors, matchLabels and matchExpressions), hard and soft topology sp
 constraints (minDomains, inclusion policies, matchLabelKeys, node selectors, tainted nodes,
 terminating pods), priorities and small nodes, so that
 preemption happens (AddPod/RemovePod in the dry runs) and pods get nominated (the Filter pass
-with nominated pods), and pods are deleted along the way."""
+with nominated pods), and pods are deleted along the way. Some clusters also declare labelled
+Namespace objects (``with_namespaces``), select them by their labels, and relabel, delete and
+create them along the way."""
 import io
 import json
 import random
@@ -142,6 +144,41 @@ def scenario(seed: int) -> dict:
             "actions": sorted(actions, key=lambda a: int(a["at"][:-2]))}
 
 
+TEAM_SELECTORS = ({"matchLabels": {"team": "devops"}},
+                  {"matchExpressions": [{"key": "team", "operator": "In", "values": ["devops", "qa"]}]},
+                  {"matchExpressions": [{"key": "team", "operator": "DoesNotExist"}]})
+
+
+def _namespace(name, team=None):
+    md = {"name": name}
+    if team is not None:
+        md["labels"] = {"team": team}
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": md}
+
+
+def with_namespaces(sc: dict, seed: int) -> dict:
+    """``sc`` with namespaces ``a`` (team=devops) and ``b`` (no team) declared, about half of
+    the pod affinity terms selecting namespaces by their team label, and actions that
+    relabel ``a``, delete ``b`` and create it again (``default`` stays implicit)."""
+    rng = random.Random(seed + 10_000)
+    pods = [o for o in sc["objects"] if o["kind"] == "Pod"]
+    pods += [a["create"] for a in sc["actions"] if "create" in a]
+    for p in pods:
+        for kind in p["spec"].get("affinity", {}).values():
+            terms = list(kind.get("requiredDuringSchedulingIgnoredDuringExecution", []))
+            terms += [w["podAffinityTerm"] for w in kind.get("preferredDuringSchedulingIgnoredDuringExecution", [])]
+            for t in terms:
+                if rng.random() < 0.5:
+                    t.pop("namespaces", None)
+                    t["namespaceSelector"] = rng.choice(TEAM_SELECTORS)
+    actions = sc["actions"] + [
+        {"at": f"{rng.randrange(1, 1500)}ms", "update": _namespace("a", rng.choice(("qa", None)))},
+        {"at": f"{rng.randrange(1, 1500)}ms", "delete": {"kind": "Namespace", "name": "b"}},
+        {"at": f"{rng.randrange(1500, 4000)}ms", "create": _namespace("b", "devops")}]
+    return dict(sc, objects=[_namespace("a", "devops"), _namespace("b")] + sc["objects"],
+                actions=sorted(actions, key=lambda a: int(a["at"][:-2])))
+
+
 def run(sc: dict, use_table: bool, trace: bool = True):
     old = filtering.USE_TABLE
     filtering.USE_TABLE = use_table
@@ -170,12 +207,66 @@ def test_table_path_matches_per_pod_path(seed):
                     f"{lb[i] if i < len(lb) else None}")
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_table_path_matches_per_pod_path_with_labelled_namespaces(seed):
+    sc = with_namespaces(scenario(seed), seed)
+    trace_a, state_a = run(sc, True)
+    trace_b, state_b = run(sc, False)
+    assert state_a == state_b
+    assert trace_a == trace_b
+
+
 @pytest.mark.parametrize("seed", range(120))
 def test_table_path_matches_per_pod_path_trace_off(seed):
     """The headless mode (trace off) takes other Filter loops (Framework.node_filter,
     schedule_one.filter_on_table): the same states."""
     sc = scenario(seed)
     assert run(sc, True, trace=False)[1] == run(sc, False, trace=False)[1]
+
+
+def large_scenario(seed: int) -> dict:
+    """More nodes than numFeasibleNodesToFind (the search stops early, among the nodes
+    InterPodAffinity's screen rejects with known statuses: schedule_one.filter_screened), most
+    incoming pods with a required hostname anti-affinity to one another (so that most nodes
+    holding a pod are rejected), some also with a zone affinity, the rest as ``scenario``'s."""
+    rng = random.Random(seed)
+    n = rng.randrange(120, 200)
+    objects = [_node(rng, i) for i in range(n)]
+    objects += [_pod(rng, f"e{i}", f"n{rng.randrange(n)}") for i in range(rng.randrange(n // 4, n // 2))]
+    for i in range(rng.randrange(n // 2, n)):
+        p = _pod(rng, f"p{i}")
+        if rng.random() < 0.7:
+            p["metadata"]["labels"]["color"] = "green"
+            req = [{"labelSelector": {"matchLabels": {"color": "green"}},
+                    "topologyKey": "kubernetes.io/hostname", "namespaces": list(NAMESPACES)}]
+            p["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": req}}
+            if rng.random() < 0.3:
+                p["spec"]["affinity"]["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": rng.choice(APPS)}}, "topologyKey": "zone"}]}
+        objects.append(p)
+    return {"kind": "Scenario", "metadata": {"name": f"affinity-large-{seed}"}, "objects": objects}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_screen_statuses_where_the_search_stops_early(seed, monkeypatch):
+    """The Filter loop with InterPodAffinity's known statuses (Framework.filter_suspects'
+    ``known``) counts the nodes it rejects and stops where the per-node loop stops: the same
+    trace and state as the per-pod path, trace on and off."""
+    from engine import schedule_one
+    real = schedule_one.filter_screened
+    used = []
+
+    def spy(*args, known=None, **kw):
+        used.append(known is not None)
+        return real(*args, known=known, **kw)
+    monkeypatch.setattr(schedule_one, "filter_screened", spy)
+    sc = large_scenario(seed)
+    trace_a, state_a = run(sc, True)
+    assert sum(used) > 20, used
+    trace_b, state_b = run(sc, False)
+    assert state_a == state_b
+    assert trace_a == trace_b
+    assert run(sc, True, trace=False)[1] == state_a
 
 
 def test_pod_groups_and_label_columns_stay_current():
@@ -230,13 +321,15 @@ def _states(eng, pod, use_table: bool):
         out.append((status and status.code, s and (sorted(s.existing_anti_affinity_counts.items()),
                                                   sorted(s.affinity_counts.items()),
                                                   sorted(s.anti_affinity_counts.items()))))
-        if s is not None:
+        if s is not None and use_table:
+            # the screen's codes are Filter's statuses (code and reasons), node by node
             table = fwk.snapshot().node_table()
-            m = ipa._filter_suspects(st, pod, table) if use_table else None
-            want = [ipa.filter(st, pod, ni) is not None for ni in nodes]
-            if use_table:
-                got = [False] * len(nodes) if m is None else m.tolist()
-                assert got == want
+            m = ipa._filter_suspects(st, pod, table)
+            got = [None] * len(nodes) if m is None else [m.statuses[c - 1] if c else None
+                                                         for c in m.codes.tolist()]
+            want = [None if r is None else (r.code, tuple(r.reasons))
+                    for r in (ipa.filter(st, pod, ni) for ni in nodes)]
+            assert got == want
         status = ipa.pre_score(st, pod, nodes)
         s = st.get("PreScoreInterPodAffinity")
         out.append((status and status.code, s and {k: sorted(v.items()) for k, v in s.topology_score.items()}))
@@ -270,12 +363,13 @@ def _states(eng, pod, use_table: bool):
         filtering.USE_TABLE = old
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_pre_filter_and_pre_score_states_match(seed):
+@pytest.mark.parametrize("seed,namespaces", [(s, False) for s in range(40)] + [(s, True) for s in range(10)])
+def test_pre_filter_and_pre_score_states_match(seed, namespaces):
     """The states themselves (PodTopologySpread's pairs in the same order, which its critical
     paths depend on), for every pod of the cluster, at a few points of the run; and the
     screen (``_filter_suspects``) is exactly the nodes InterPodAffinity.Filter rejects."""
-    eng = Engine(Scenario.from_dict(scenario(seed)), Trace(enabled=False))
+    sc = with_namespaces(scenario(seed), seed) if namespaces else scenario(seed)
+    eng = Engine(Scenario.from_dict(sc), Trace(enabled=False))
     for until in (0, 1_000_000, 2_500_000, 400_000_000):
         eng.run(until)
         for pod in list(eng.pods.values()):

@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 
 from ...framework.interface import Code, Status
-from ...objects import namespace_labels
 
 # Whether PreFilter, Filter's screen, PreScore and Score may use the snapshot's node table
 # (engine.nodetable: label columns and pods grouped by signature) instead of visiting every
@@ -33,23 +32,26 @@ ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affini
 class MergedAffinityTerm:
     """An incoming pod's AffinityTerm after ``mergeAffinityTermNamespacesIfNotEmpty``.
 
-    Upstream unrolls a non-empty namespaceSelector into ``Namespaces`` (every namespace the
-    lister returns for it) and sets the selector to ``labels.Nothing()``; an empty selector
-    (``{}``) is kept and matches every namespace.  Namespaces are not objects in this engine:
-    a namespace exists as soon as a pod lives in it, and carries only its
-    ``kubernetes.io/metadata.name`` label (``objects.namespace_labels``).  Testing the
-    selector against the matched pod's namespace labels is therefore the same as testing
-    membership in the unrolled set; the answer is cached per namespace.
+    Upstream unrolls a non-empty namespaceSelector into ``Namespaces`` (every namespace
+    ``nsLister.List(selector)`` returns, at PreFilter and PreScore) and sets the selector to
+    ``labels.Nothing()``; an empty selector (``{}``) is kept and matches every namespace.
+    Implicit namespaces (engine.objects.NamespaceLister) cannot be listed, so membership in
+    the unrolled set is tested per matched pod's namespace instead
+    (``NamespaceLister.selects``: the namespace exists and its labels match), with the same
+    answers; it is cached per namespace for the cycle (the term is made anew by each
+    PreFilter and PreScore, after any namespace change).
     ``matches(pod)`` is ``AffinityTerm.Matches(pod, nil)`` on the merged term.
     """
-    __slots__ = ("topology_key", "selector", "namespaces", "namespace_selector", "_ns_ok")
+    __slots__ = ("topology_key", "selector", "namespaces", "namespace_selector", "_ns_ok",
+                 "_ns_lister")
 
-    def __init__(self, term):
+    def __init__(self, term, ns_lister):
         self.topology_key = term.topology_key
         self.selector = term.selector
         self.namespaces = term.namespaces
         self.namespace_selector = term.namespace_selector
         self._ns_ok: dict = {}
+        self._ns_lister = ns_lister
 
     def __visualize__(self) -> str:
         """``topologyKey=zone selector=app=web namespaces=default``."""
@@ -68,7 +70,7 @@ class MergedAffinityTerm:
         if ok is None:
             ok = ns in self.namespaces or (
                 self.namespace_selector is not None
-                and self.namespace_selector.matches(namespace_labels(ns)))
+                and self._ns_lister.selects(self.namespace_selector, ns))
             self._ns_ok[ns] = ok
         if not ok:
             return False
@@ -247,10 +249,12 @@ def pre_filter(self, cycle_state, pod):
 
     s = PreFilterState()
     s.pod = pod
-    s.required_affinity_terms = tuple(MergedAffinityTerm(t) for t in pod.required_affinity_terms)
-    s.required_anti_affinity_terms = tuple(MergedAffinityTerm(t)
+    ns_lister = self.ns_lister
+    s.required_affinity_terms = tuple(MergedAffinityTerm(t, ns_lister)
+                                      for t in pod.required_affinity_terms)
+    s.required_anti_affinity_terms = tuple(MergedAffinityTerm(t, ns_lister)
                                            for t in pod.required_anti_affinity_terms)
-    s.namespace_labels = namespace_labels(pod.namespace)
+    s.namespace_labels = ns_lister.labels_snapshot(pod.namespace)   # GetNamespaceLabelsSnapshot
 
     groups = table_and_groups(snapshot, cycle_state)
     if groups is not None:

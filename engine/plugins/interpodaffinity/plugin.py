@@ -13,6 +13,7 @@ from ...framework.interface import (ActionType, ClusterEvent, ClusterEventWithHi
                                     EnqueueExtensions, FilterPlugin, GVK, PreFilterExtensions,
                                     PreFilterPlugin, PreScorePlugin, ScoreExtensions,
                                     ScorePlugin)
+from ...objects import IMPLICIT_NAMESPACES
 from ..helper import ArgsChecker
 from . import filtering, scoring
 
@@ -34,10 +35,20 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self.hard_pod_affinity_weight = hard_pod_affinity_weight
         self.ignore_preferred_terms_of_existing_pods = ignore_preferred_terms_of_existing_pods
 
+    @property
+    def ns_lister(self):
+        """``pl.nsLister`` (``New`` takes it from the shared informer factory): the engine's
+        NamespaceLister, or the implicit namespaces when the plugin runs without one."""
+        host = getattr(self.handle, "host", None)
+        return host.namespaces if host is not None else IMPLICIT_NAMESPACES
+
     def events_to_register(self) -> list:
         """InterPodAffinity.EventsToRegister: any Pod event (a deleted or relabelled pod may
         stop violating anti-affinity, an added one may satisfy affinity) and Node Add or
-        label update."""
+        label update. No Namespace event, in v1.28: a namespace created, relabelled or
+        deleted moves no pod (the scheduler has no namespace event handler; the lister is
+        read at PreFilter and PreScore, so the change shows in the next cycle of a pod that
+        is tried again for another reason, or after podMaxInUnschedulablePodsDuration)."""
         return [
             ClusterEventWithHint(ClusterEvent(GVK.Pod, ActionType.All)),
             ClusterEventWithHint(ClusterEvent(GVK.Node, ActionType.Add | ActionType.UpdateNodeLabel)),

@@ -11,7 +11,6 @@ its labels hold; NormalizeScore maps ``[min, max]`` linearly onto ``[0, 100]``.
 from __future__ import annotations
 
 from ...framework.interface import MAX_NODE_SCORE, Code, ScorePlugin, Status
-from ...objects import namespace_labels
 import numpy as np
 
 from .filtering import MergedAffinityTerm, table_and_groups
@@ -117,11 +116,12 @@ def pre_score(self, cycle_state, pod, nodes):
 
     s = PreScoreState()
     s.pod = pod
-    s.preferred_affinity_terms = tuple((MergedAffinityTerm(wt.term), wt.weight)
+    ns_lister = self.ns_lister
+    s.preferred_affinity_terms = tuple((MergedAffinityTerm(wt.term, ns_lister), wt.weight)
                                        for wt in pod.preferred_affinity_terms)
-    s.preferred_anti_affinity_terms = tuple((MergedAffinityTerm(wt.term), wt.weight)
+    s.preferred_anti_affinity_terms = tuple((MergedAffinityTerm(wt.term, ns_lister), wt.weight)
                                             for wt in pod.preferred_anti_affinity_terms)
-    s.namespace_labels = namespace_labels(pod.namespace)
+    s.namespace_labels = ns_lister.labels_snapshot(pod.namespace)   # GetNamespaceLabelsSnapshot
     s.snapshot = snapshot
 
     topo_score = s.topology_score

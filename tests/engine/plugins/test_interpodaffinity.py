@@ -549,8 +549,8 @@ def test_get_incoming_affinity_anti_affinity_counts(name, existing, pod, want_af
     pl, h = setup(existing, [node("node-a", {"hostname": "node-a"})])
     p = pod.obj()
     aff, anti = get_incoming_affinity_anti_affinity_counts(
-        pl, tuple(MergedAffinityTerm(t) for t in p.required_affinity_terms),
-        tuple(MergedAffinityTerm(t) for t in p.required_anti_affinity_terms),
+        pl, tuple(MergedAffinityTerm(t, pl.ns_lister) for t in p.required_affinity_terms),
+        tuple(MergedAffinityTerm(t, pl.ns_lister) for t in p.required_anti_affinity_terms),
         h.snapshot().node_info_list)
     assert aff == want_aff
     assert anti == want_anti
