@@ -522,11 +522,11 @@ def select_host(loop, pod, cycle, totals):
             f"(upstream picks one of them at random)" if len(ties) > 1 else ""))
         table = getattr(totals, "table", None)
         if table is not None:
-            # built from the Score/NormalizeScore columns only when read (trace.ScoreTable)
-            names, plugins = table
+            # built from the cycle's ScoreSegment only when read (trace.ScoreTable)
+            scored, extra = table
             loop.trace.emit_deferred("HostSelected", pod=pod.key, cycle=cycle, node=host,
-                                     scores=ScoreTable("scores", names, plugins),
-                                     detail=ScoreTable("detail", names, plugins),
+                                     scores=ScoreTable("scores", scored, extra),
+                                     detail=ScoreTable("detail", scored, extra),
                                      ties=ties, reason=reason)
         else:
             loop.trace.emit("HostSelected", pod=pod.key, cycle=cycle, node=host,

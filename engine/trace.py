@@ -15,7 +15,7 @@ had been emitted one by one, so ``trace.add_sink(events.append)`` and ``JsonLine
 see the same dicts, with the same keys in the same order, as before batches existed.
 
 HostSelected's ``scores`` and ``detail`` (node -> plugin -> scores: large in a large cluster)
-are emitted unbuilt, as ``ScoreTable`` values holding the columns the Score batches carry
+are emitted unbuilt, as ``ScoreTable`` values reading the columns of the cycle's Score phase
 (``emit_deferred``); only sinks declaring ``deferred_values = True`` see them so, every other
 sink gets the built dicts.
 """
@@ -186,20 +186,26 @@ class Deferred:
 
 class ScoreTable(Deferred):
     """HostSelected's ``scores`` (``what="scores"``: node -> total weighted score) or
-    ``detail`` (``what="detail"``: node -> plugin -> ``{score, normalized, weighted}``), kept as
-    the columns the Score and NormalizeScore batches already carry: ``nodes`` (node names, in
-    evaluation order) and ``plugins``, a list of ``(plugin, raw scores, normalized scores,
-    weight)`` in the order the plugins ran (a plugin without NormalizeScore has its raw
-    scores as normalized scores). ``value()`` is the dict the engine used to build."""
-    __slots__ = ("what", "nodes", "plugins")
+    ``detail`` (``what="detail"``: node -> plugin -> ``{score, normalized, weighted}``), built
+    when read from the cycle's Score phase as the trace keeps it: ``scored.columns()`` (a
+    ``framework.runtime.ScoreSegment``) gives the node names, in evaluation order, and a list
+    of ``(plugin, raw scores, normalized scores, weight)`` in the order the plugins ran (a
+    plugin without NormalizeScore has its raw scores as normalized scores); ``extra`` are more
+    such columns after them (the extenders' prioritize scores: engine/extender.py).
+    ``value()`` is the dict the engine used to build."""
+    __slots__ = ("what", "scored", "extra")
 
-    def __init__(self, what: str, nodes: list, plugins: list):
+    def __init__(self, what: str, scored, extra: list):
         self.what = what
-        self.nodes = nodes
-        self.plugins = plugins
+        self.scored = scored
+        self.extra = extra
+
+    def nbytes(self) -> int:
+        return 64
 
     def value(self) -> dict:
-        nodes, plugins = self.nodes, self.plugins
+        nodes, plugins = self.scored.columns()
+        plugins += self.extra
         if self.what == "scores":
             totals = [0] * len(nodes)
             for _name, _raw, norm, w in plugins:

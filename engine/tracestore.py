@@ -17,11 +17,10 @@ How it is stored:
 - an ``EventBatch`` (engine/trace.py: one extension point's per-node results) keeps its shared
   fields once and one array per varying field: value numbers, or the integers themselves for
   an integer column (scores);
-- a ``Deferred`` value (engine/trace.py: HostSelected's ScoreTables, kept as the columns of
-  the batches that carried them; any other, e.g. PreemptionPick's candidates, kept as it is)
-  is built when read;
+- a ``Deferred`` value (engine/trace.py: HostSelected's ScoreTables, reading the cycle's Score
+  segment; PreemptionPick's candidates) is kept as it is and built when read;
 - a ``Segment`` (engine/trace.py: e.g. a preemption dry run, kept as the columns the node
-  table computed) is kept as it is; when one of its events is read, the segment's events are
+  table computed, or a cycle's Score phase) is kept as it is; when one of its events is read, the segment's events are
   stored in a small EventLog of their own (the same singles and batches, stored as above) and
   read from it, so they are the dicts the events emitted one by one would give. The last few
   expanded segments are kept (a reader stepping through one expands it once).
@@ -37,7 +36,7 @@ import sys
 import zlib
 from array import array
 
-from .trace import Cycle, Deferred, EventBatch, RepeatEach, ScoreTable, Segment
+from .trace import Cycle, Deferred, EventBatch, RepeatEach, Segment
 
 _RAW = 0     # a column of integers, stored as they are
 _IDS = 1     # a column of value numbers
@@ -45,12 +44,12 @@ _INT = {int}
 _VALUE_OVERHEAD = 8 + 1 + 100   # the list slot, the boxed flag, a dict entry of the index
 _COLUMN_OVERHEAD = 64 + 16      # an array object and its (kind, array) tuple
 _BATCH_OVERHEAD = 56 + 8 * 7    # a _StoredBatch
-_SHARED_MIN = 16   # columns this long are remembered for a ScoreTable to share (engine/trace.py)
+_SHARED_MIN = 16   # batches shorter than this share their fields and columns (_small_parts)
 _SMALL_MAX = 200_000   # distinct short columns kept for sharing (then each is kept on its own)
 _EMPTY_LIST = ("empty list",)   # its key among _fixed_ids
 _CHUNK = 256   # rows of a batch expanded at a time by scan / scan_back
 _BIG = 512   # containers whose marshal form is longer are zlib-compressed, not shared
-_STR_LIST_MIN = 16  # a list of this many strings or more, all seen before: their value numbers
+_STR_LIST_MIN = 16  # a list of this many strings or more: their value numbers
 _SEGMENTS_EXPANDED = 4  # expanded segments kept for reading
 
 
@@ -66,28 +65,11 @@ def _unbox(v, how, vals):
         return marshal.loads(v)
     if how == 2:
         return marshal.loads(zlib.decompress(v))
-    if how == 3:
-        return _table_value(v, vals)
     if how == 4:
         return [vals[i] for i in v]     # a list of strings kept as their value numbers
     if how == 5:
         return v.value()                # any other Deferred, built when read
     return v
-
-
-def _column(enc, vals):
-    kind, arr = enc
-    if kind == _RAW:
-        return arr.tolist()
-    return [vals[i] for i in arr]      # value numbers of plain values (strings, ints)
-
-
-def _table_value(stored, vals) -> dict:
-    """A ScoreTable kept as (what, node column, [(plugin, raw column, normalized column,
-    weight)]), built as ScoreTable.value() builds it (``vals``: the log's value list)."""
-    what, nodes, plugins = stored
-    return ScoreTable(what, _column(nodes, vals),
-                      [(name, _column(raw, vals), _column(norm, vals), w) for name, raw, norm, w in plugins]).value()
 
 
 def _wanted(seg, batches, types) -> bool:
@@ -138,8 +120,6 @@ class EventLog(_Log):
         self._batches: list = []
         self._n = start
         self._col_cache = (None, None)  # (the last column list encoded, its encoding)
-        self._recent_cols: dict = {}    # id(list) -> (list, encoding) of the latest columns
-        self._last_table = (None, None) # (a ScoreTable's plugins list, their encodings)
         self._type_slot: dict = {}      # key-tuple number -> where "type" is in its records
         self._small_consts: dict = {}   # small batches' shared fields, columns and column
         self._small_cols: dict = {}     # sets, each kept once (see _small_parts)
@@ -168,16 +148,19 @@ class EventLog(_Log):
             i = self._int_ids.get(v)
             return i if i is not None else self._new_value(v, self._int_ids, v)
         if c is list and len(v) >= _STR_LIST_MIN and v[0].__class__ is str:
-            # e.g. HostSelected's ties: node names, every one of them seen before
+            # e.g. HostSelected's ties: node names, which recur (the first time numbered here:
+            # a cycle's Score segment keeps its node names unnumbered)
             try:
                 ids = list(map(self._str_ids.__getitem__, v))
+            except KeyError:
+                ids = list(map(self._vid, v)) if all(s.__class__ is str for s in v) else None
+            except TypeError:
+                ids = None
+            if ids is not None:
                 try:
                     arr = array("H", ids)
                 except OverflowError:
                     arr = array("i", ids)
-            except (KeyError, TypeError):
-                pass
-            else:
                 i = self._new_value(arr, {}, None)
                 self._boxed[i] = 4
                 self._bytes += _nbytes(arr)
@@ -196,8 +179,6 @@ class EventLog(_Log):
                 i = self._new_value(key, self._other_ids, key)
                 self._boxed[i] = 1
             return i
-        if c is ScoreTable:
-            return self._table(v)
         if isinstance(v, Deferred):
             i = self._new_value(v, {}, None)
             self._boxed[i] = 5
@@ -219,20 +200,6 @@ class EventLog(_Log):
         i = self._other_ids.get(key)
         return i if i is not None else self._new_value(v, self._other_ids, key)
 
-    def _table(self, t: ScoreTable) -> int:
-        """A ScoreTable kept as the encodings of its columns: the same arrays as the batches
-        that carried them (found by the lists' identity), so it costs a few dozen bytes."""
-        src, plugins = self._last_table
-        if src is not t.plugins:        # scores and detail share their columns
-            enc = self._encode_column
-            plugins = [(name, enc(raw), enc(norm), w) for name, raw, norm, w in t.plugins]
-            self._last_table = (t.plugins, plugins)
-            self._bytes += 64 + 72 * len(plugins)
-        stored = (t.what, self._encode_column(t.nodes), plugins)
-        i = self._new_value(stored, {}, None)
-        self._boxed[i] = 3
-        return i
-
     def _value(self, i):
         return _unbox(self._vals[i], self._boxed[i], self._vals)
 
@@ -240,20 +207,8 @@ class EventLog(_Log):
         cached_src, cached = self._col_cache
         if col is cached_src:
             return cached           # the same list again (node names of a cycle's points)
-        shared = len(col) >= _SHARED_MIN
-        if shared:
-            recent = self._recent_cols.get(id(col))
-            if recent is not None and recent[0] is col:
-                self._col_cache = recent
-                return recent[1]    # a column a ScoreTable shares with a batch
         enc = self._encode_ints(col) if ints else self._encode_values(col)
         self._col_cache = (col, enc)
-        if shared:
-            recent = self._recent_cols
-            if len(recent) >= 128:          # forget the older half (a cycle's columns stay)
-                for k in list(itertools.islice(recent, 64)):
-                    del recent[k]
-            recent[id(col)] = self._col_cache
         self._bytes += _COLUMN_OVERHEAD + _nbytes(enc[1])
         return enc
 

@@ -151,12 +151,16 @@ class Recorder:
         which change nothing: there is nothing to record, and nothing is expanded."""
 
     def add_segment(self, seg) -> None:
-        """A segment (engine/trace.py: a preemption dry run, a Filter search, a point's results)
-        holds events of a stretch in which nothing these figures hold changes: one by one, each
-        of its events that is not quiet would record the same figures. So only the first such
-        event is recorded (``at`` finds it for every later position of the segment, as it would
-        have found an equal copy), and the segment is expanded only up to it. A segment holding
-        a pod's removal is taken one event at a time, as before."""
+        """A segment (engine/trace.py: a preemption dry run, a Filter search, a point's results,
+        a Score phase) holds events of a stretch in which nothing these figures hold changes:
+        one by one, each of its events that is not quiet would record the same figures. So only
+        the first such event is recorded (``at`` finds it for every later position of the
+        segment, as it would have found an equal copy), and the segment is expanded only up to
+        it. A segment holding a pod's removal is taken one event at a time, as before; one of
+        batches only (a Filter search, a Score phase) has nothing to record and is not
+        expanded."""
+        if not seg.single_types:
+            return
         if seg.single_types & {"PodDeleted", "PodRemoved"}:
             for r in seg.records():
                 if r.__class__ is not EventBatch:

@@ -8,12 +8,14 @@ cloned state are marked ``dryRun: true``.
 """
 from __future__ import annotations
 
+from array import array
 from itertools import repeat
 from operator import add as _add, mul as _mul
 
 from ..errors import ConfigError, PluginValidationError
-from ..trace import NO_REASONS, Cycle, RepeatEach, ResultRows
+from ..trace import NO_REASONS, Cycle, EventBatch, RepeatEach, ResultRows, Segment
 from ..plugins import registry
+from ..resourcefit import table_names
 from .cycle_state import CycleState
 from .handle import Snapshot
 from .interface import (EXTENSION_POINTS, MAX_NODE_SCORE, MIN_NODE_SCORE, ActionType,
@@ -91,9 +93,80 @@ def _call_error(status):
 
 class ScoreResults(list):
     """run_score_plugins' ``(node, total, None)`` rows, with the node names and totals as
-    columns (``names``, ``totals``) and the columns they came from (``table``) when the trace
-    is on."""
+    columns (``names``, ``totals``) and, when the trace is on, what HostSelected's ``scores``
+    and ``detail`` are built from (``table``: the cycle's ScoreSegment and the extenders'
+    columns after it, engine.trace.ScoreTable)."""
     __slots__ = ("table", "names", "totals")
+
+
+def _score_column(col):
+    """An in-tree plugin's scores (ints) kept compactly: bytes when they are all in 0..255
+    (every normalized score is: [MIN_NODE_SCORE, MAX_NODE_SCORE]), else an integer array."""
+    try:
+        return bytes(col)
+    except ValueError:
+        try:
+            return array("i", col)
+        except OverflowError:
+            return array("q", col)
+
+
+class ScoreSegment(Segment):
+    """A cycle's Score phase as the trace keeps it (RunScorePlugins, runtime/framework.go,
+    with the trace on): for each plugin in the order they ran, a batch of its Score
+    PluginResults and, when it has NormalizeScore, a batch of its NormalizeScore ones (with
+    ``weight`` and ``weightedScore``), kept as the columns they are made of and expanded only
+    when read. The node column is ``names`` (a node table's names, ``table_names``) at
+    ``rows``, or ``names`` itself when ``rows`` is None; ``plugins`` is ``(plugin, weight,
+    normalized, in tree)`` per plugin and ``cols``, plugin after plugin, its raw scores and then,
+    if it has NormalizeScore, its normalized ones (an in-tree plugin's as ``_score_column``
+    keeps them; an out-of-tree plugin's lists as they are). HostSelected's ScoreTables read it
+    (``columns()``)."""
+    __slots__ = ("pod_key", "cycle", "names", "rows", "plugins", "cols")
+    batch_types = frozenset(("PluginResult",))
+
+    def __init__(self, pod_key, cycle, names, rows, plugins, cols):
+        self.start = self.time = None
+        self.pod_key, self.cycle, self.names, self.rows = pod_key, cycle, names, rows
+        self.plugins, self.cols = plugins, cols
+        self.n = (len(rows) if rows is not None else len(names)) * len(cols)
+
+    def nbytes(self) -> int:
+        return 200 + 8 * len(self.cols) + sum(map(len, self.cols)) + (
+            self.rows.nbytes if self.rows is not None else 8 * len(self.names))
+
+    def _node_names(self) -> list:
+        names = self.names
+        return list(names) if self.rows is None else [names[i] for i in self.rows.tolist()]
+
+    def columns(self):
+        """(node names, [(plugin, raw scores, normalized scores, weight)]) as lists."""
+        cols = iter(self.cols)
+        plugins = []
+        for name, w, normalized, _in_tree in self.plugins:
+            raw = list(next(cols))
+            plugins.append((name, raw, list(next(cols)) if normalized else raw, w))
+        return self._node_names(), plugins
+
+    def records(self):
+        names = self._node_names()
+        n = len(names)
+        start, t = self.start, self.time
+        cols = iter(self.cols)
+        for name, w, normalized, in_tree in self.plugins:
+            const = {"pod": self.pod_key, "cycle": self.cycle, "point": "Score", "plugin": name,
+                     "code": "Success", "reasons": _NO_REASONS, "dryRun": False}
+            yield EventBatch(start, t, "PluginResult", _RESULT_KEYS, const,
+                             {"node": names, "score": list(next(cols))}, n, _SCORE_INTS if in_tree else ())
+            start += n
+            if normalized:
+                scores = list(next(cols))
+                weighted = scores if w == 1 else list(map(_mul, scores, repeat(w)))
+                yield EventBatch(start, t, "PluginResult", _NORMALIZED_KEYS,
+                                 dict(const, point="NormalizeScore", weight=w),
+                                 {"node": names, "score": scores, "weightedScore": weighted}, n,
+                                 _NORMALIZED_INTS if in_tree else ())
+                start += n
 
 
 class Framework:
@@ -594,9 +667,9 @@ class Framework:
     def run_score_plugins(self, state, pod, nodes):
         """RunScorePlugins: Score per node, NormalizeScore per plugin, check [0, 100], weight, sum.
 
-        Returns (list of (node name, total, None), Status). With the trace on, the list is a
-        ``ScoreResults`` whose ``table`` is ``(node names, [(plugin, raw scores, normalized
-        scores, weight)])``: the columns of the Score and NormalizeScore batches, from which
+        Returns (list of (node name, total, None), Status), the list a ``ScoreResults``. With
+        the trace on, the Score and NormalizeScore PluginResults are emitted as one
+        ScoreSegment, and the list's ``table`` is ``(the segment, [])``, from which
         HostSelected's ``scores`` and ``detail`` are built when read (engine.trace.ScoreTable).
         """
         skip = state.skip_score_plugins
@@ -605,7 +678,7 @@ class Framework:
         names = [ni.name for ni in nodes]
         n = len(names)
         totals = [0] * n
-        per_plugin = []
+        score_plugins, cols = [], []     # the trace's: ScoreSegment's plugins and columns
         rec = state.recorder
         for pl in plugins:
             if rec is not None:
@@ -616,8 +689,9 @@ class Framework:
                 if tr and err is not None:
                     self._emit(pod, "Score", pl.name, err.node, status)
                 return None, Status(Code.Error, [f"running Score plugins: plugin {pl.name!r} failed with: {status.message()}"], pl.name, err=status.err)
-            # the trace's raw scores: an in-tree plugin's list is its own and not changed after
-            raw = (values if not isinstance(pl, GuardedPlugin) else list(values)) if tr else None
+            in_tree = not isinstance(pl, GuardedPlugin)
+            if tr:      # the raw scores (an in-tree plugin's are ints; an out-of-tree one's as given)
+                cols.append(_score_column(values) if in_tree else list(values))
             ext = pl.score_extensions()
             # an in-tree plugin's NormalizeScore over plain scores (no NodeScore objects);
             # only the plugin's own class's, so a subclass that overrides it goes the long way
@@ -641,31 +715,20 @@ class Framework:
                 totals = list(map(_add, totals, values))
             else:
                 totals = list(map(_add, totals, map(_mul, values, repeat(w))))
-            per_plugin.append((pl, raw, values, ext is not None, w))
-        if not tr:
-            out = ScoreResults(zip(names, totals, repeat(None)))
-            out.names, out.totals, out.table = names, totals, None
-            return out, None
-        emit_batch = self.trace.emit_batch
-        for pl, raw, scores, normalized, w in per_plugin:
-            const = {"pod": pod.key, "cycle": self.cycle, "point": "Score", "plugin": pl.name,
-                     "code": "Success", "reasons": _NO_REASONS, "dryRun": False}
-            # an in-tree plugin's scores are ints (an out-of-tree one's are whatever it returned)
-            in_tree = not isinstance(pl, GuardedPlugin)
-            emit_batch("PluginResult", _RESULT_KEYS, const, {"node": names, "score": raw}, n,
-                       ints=_SCORE_INTS if in_tree else ())
-            if normalized:
-                const = dict(const, point="NormalizeScore", weight=w)
-                weighted = scores if w == 1 else list(map(_mul, scores, repeat(w)))
-                emit_batch("PluginResult", _NORMALIZED_KEYS, const,
-                           {"node": names, "score": scores, "weightedScore": weighted}, n,
-                           ints=_NORMALIZED_INTS if in_tree else ())
+            if tr:
+                score_plugins.append((pl.name, w, ext is not None, in_tree))
+                if ext is not None:
+                    cols.append(_score_column(values) if in_tree else values)
         out = ScoreResults(zip(names, totals, repeat(None)))
-        out.names, out.totals = names, totals
-        # the same list objects as the batches' columns (a plugin without NormalizeScore: its
-        # raw scores are its normalized ones), so a compact store keeps them once
-        out.table = (names, [(pl.name, raw, scores if normalized else raw, w)
-                             for pl, raw, scores, normalized, w in per_plugin])
+        out.names, out.totals, out.table = names, totals, None
+        if tr:
+            # the batches of the Score and NormalizeScore PluginResults, as one segment
+            table = getattr(nodes, "table", None)
+            seg = ScoreSegment(pod.key, self.cycle, *((table_names(table), nodes.rows.astype("i4"))
+                                                      if table is not None else (names, None)),
+                               tuple(score_plugins), cols)
+            self.trace.emit_segment(seg)
+            out.table = (seg, [])
         return out, None
 
     # ------------------------------------------------------------------ Reserve .. PostBind

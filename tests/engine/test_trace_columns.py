@@ -16,6 +16,9 @@ import random
 import pytest
 
 from engine import Engine, Scenario, Trace, resourcefit
+from engine.framework.interface import ScorePlugin
+from engine.framework.runtime import ScoreSegment
+from engine.plugins import registry
 from engine.trace import EventBatch, JsonLinesWriter, Segment
 from engine.tracestore import EventLog, ForkedLog
 
@@ -59,26 +62,12 @@ class _Hash:
         self.h.update(s.encode())
 
 
-@pytest.mark.parametrize("seed", range(5))
-def test_segments_expand_to_the_per_node_events(seed):
-    data = scenario(seed)
-    ref_log, ref_out = PlainLog(), _Hash()
-    ref_state = _run(data, False, [ref_log, JsonLinesWriter(ref_out)])
-    got_log, got_out, fresh = EventLog(), _Hash(), EventLog()
-    got_state = _run(data, True, [got_log, JsonLinesWriter(got_out), fresh])
-    assert got_state == ref_state
-    # a sink without add_segment gets the events one by one: the same bytes
-    assert got_out.h.hexdigest() == ref_out.h.hexdigest()
-    assert not _segments(ref_log)
+def _same_reads(got_log, ref_log, fresh, rng):
+    """Every read of ``got_log`` (and of ``fresh``, the same events, none of its segments
+    expanded yet) gives what ``ref_log`` (an EventLog of the same events one by one) gives."""
     segs = _segments(got_log)
-    kinds = {type(s).__name__ for s in segs}
-    if seed % 2 == 0:       # every node on the table: every kind occurs
-        assert kinds == {"FilterSegment", "DryRunSegment", "ResultRows"}, kinds
-    else:
-        assert kinds == {"ResultRows"}, kinds
     n = len(ref_log)
     assert len(got_log) == n
-    rng = random.Random(seed)
     # events by index from a log none of whose segments was expanded yet, in any order
     for i in rng.sample(range(n), min(n, 3000)):
         assert fresh[i] == ref_log[i], i
@@ -111,8 +100,116 @@ def test_segments_expand_to_the_per_node_events(seed):
         fork = ForkedLog(got_log, at)
         assert len(fork) == at and list(fork.scan(max(0, at - 50), at)) == ref_log[max(0, at - 50):at]
         assert fork.span(at - 1) == (ref_log.span(at - 1)[0], min(ref_log.span(at - 1)[1], at))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_segments_expand_to_the_per_node_events(seed):
+    data = scenario(seed)
+    ref_log, ref_out = PlainLog(), _Hash()
+    ref_state = _run(data, False, [ref_log, JsonLinesWriter(ref_out)])
+    got_log, got_out, fresh = EventLog(), _Hash(), EventLog()
+    got_state = _run(data, True, [got_log, JsonLinesWriter(got_out), fresh])
+    assert got_state == ref_state
+    # a sink without add_segment gets the events one by one: the same bytes
+    assert got_out.h.hexdigest() == ref_out.h.hexdigest()
+    assert not _segments(ref_log)
+    segs = _segments(got_log)
+    kinds = {type(s).__name__ for s in segs}
+    if seed % 2 == 0:       # every node on the table: every kind occurs
+        assert kinds == {"FilterSegment", "DryRunSegment", "ResultRows", "ScoreSegment"}, kinds
+    else:
+        assert kinds == {"ResultRows", "ScoreSegment"}, kinds
+    _same_reads(got_log, ref_log, fresh, random.Random(seed))
     # the table's segments cost less than the events they stand for (ResultRows a little more)
     assert got_log.nbytes() < ref_log.nbytes() * (1 if seed % 2 == 0 else 1.2)
+
+
+class RackScore(ScorePlugin):
+    """An out-of-tree Score plugin (its scores kept as the lists it returned)."""
+    name = "RackScore"
+
+    def score(self, state, pod, node_name):
+        return int(node_name[1:]) % 7 * 10, None
+
+
+def scoring_scenario(seed, rack_score):
+    """Pods scored by every default Score plugin (and RackScore, weight 3), some with preferred
+    node affinity worth up to 280 (raw scores past a byte), on nodes of a few zones and racks,
+    some tainted PreferNoSchedule."""
+    rng = random.Random(seed)
+    n = rng.randrange(40, 90)
+    objects = []
+    for i in range(n):
+        spec = {"taints": [{"key": "soft", "value": "x", "effect": "PreferNoSchedule"}]} if rng.random() < 0.2 else {}
+        objects.append({"apiVersion": "v1", "kind": "Node", "spec": spec,
+                        "metadata": {"name": f"n{i:03d}", "labels": {"zone": f"z{i % 3}", "rack": f"r{i % 5}"}},
+                        "status": {"capacity": {"cpu": rng.choice(["2", "4", "8"]), "memory": "8Gi", "pods": "110"}}})
+    actions = []
+    for i in range(rng.randrange(80, 160)):
+        spec = {"containers": [{"name": "c", "image": rng.choice(["pause", "nginx"]),
+                                "resources": {"requests": {"cpu": rng.choice(["100m", "300m", "700m"])}}}]}
+        if rng.random() < 0.5:
+            terms = [(100, "zone", f"z{rng.randrange(3)}"), (100, "rack", f"r{rng.randrange(5)}"),
+                     (80, "zone", f"z{rng.randrange(3)}")]
+            spec["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": w, "preference": {"matchExpressions": [{"key": k, "operator": "In", "values": [v]}]}}
+                for w, k, v in terms]}}
+        if rng.random() < 0.3:
+            spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": "zone",
+                                                  "whenUnsatisfiable": "ScheduleAnyway",
+                                                  "labelSelector": {"matchLabels": {"app": "a"}}}]
+        actions.append({"at": f"{rng.randrange(2)}s", "create": {
+            "apiVersion": "v1", "kind": "Pod", "spec": spec,
+            "metadata": {"name": f"p{i}", "namespace": "default", "labels": {"app": "a"}}}})
+    actions.sort(key=lambda a: int(a["at"][:-1]))
+    data = {"kind": "Scenario", "metadata": {"name": f"scoring-{seed}"}, "objects": objects, "actions": actions}
+    if rack_score:
+        data["scheduler"] = {"profiles": [{"plugins": {"score": {"enabled": [{"name": "RackScore", "weight": 3}]}}}]}
+    return data
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_score_phase_as_one_segment_reads_as_its_batches(seed):
+    """A cycle's Score and NormalizeScore PluginResults are one ScoreSegment (node names by
+    table row; the names themselves where an out-of-tree plugin scores; in-tree scores as
+    bytes or an integer array, out-of-tree ones as lists). Read from an EventLog, every event,
+    span and scan is what an EventLog of its batches one by one gives; HostSelected's scores
+    and detail, built from it, agree with the Score/NormalizeScore events and with the node
+    the engine's own totals chose."""
+    registry.register(RackScore.name, lambda args, handle: RackScore())
+    try:
+        data = scoring_scenario(seed, rack_score=seed == 2)
+        ref_log, ref_out = PlainLog(), _Hash()
+        ref_state = _run(data, False, [ref_log, JsonLinesWriter(ref_out)])
+        got_log, got_out, fresh, events = EventLog(), _Hash(), EventLog(), []
+        got_state = _run(data, True, [got_log, JsonLinesWriter(got_out), fresh, events.append])
+    finally:
+        registry.unregister(RackScore.name)
+    assert got_state == ref_state and got_out.h.hexdigest() == ref_out.h.hexdigest()
+    segs = [s for s in _segments(got_log) if s.__class__ is ScoreSegment]
+    assert len(segs) > 50 and all((s.rows is None) == (seed == 2) for s in segs)
+    kinds = {c.__class__.__name__ for s in segs for c in s.cols}
+    assert kinds == ({"bytes", "array", "list"} if seed == 2 else {"bytes", "array"}), kinds
+    _same_reads(got_log, ref_log, fresh, random.Random(seed))
+    scores = {}      # (cycle, plugin, node) -> (Score's score, NormalizeScore's score, weighted)
+    for e in events:
+        if e["type"] == "PluginResult" and e["point"] == "Score":
+            scores[e["cycle"], e["plugin"], e["node"]] = [e["score"], e["score"], None]
+        elif e["type"] == "PluginResult" and e["point"] == "NormalizeScore":
+            assert e["weightedScore"] == e["score"] * e["weight"]
+            scores[e["cycle"], e["plugin"], e["node"]][1:] = [e["score"], e["weightedScore"]]
+    hosts = [e for e in events if e["type"] == "HostSelected" and e["scores"] is not None]
+    assert len(hosts) > 50
+    for e in hosts:
+        best = max(e["scores"].values())
+        assert e["ties"] == [n for n, t in e["scores"].items() if t == best] and e["node"] == e["ties"][0]
+        for node, plugins in e["detail"].items():
+            assert e["scores"][node] == sum(d["weighted"] for d in plugins.values())
+            for plugin, d in plugins.items():
+                raw, norm, weighted = scores[e["cycle"], plugin, node]
+                assert (d["score"], d["normalized"]) == (raw, norm)
+                assert weighted is None or d["weighted"] == weighted
+        assert got_log[e["seq"]] == e
 
 
 def test_a_segment_reaches_each_kind_of_sink_as_its_events():

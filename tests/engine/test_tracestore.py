@@ -298,8 +298,9 @@ def test_small_batches_alike_share_their_fields_and_columns():
 
 
 def test_lists_of_known_strings_are_kept_as_value_numbers_and_read_back_exactly():
-    """A list of 16 or more strings the log has all seen (e.g. HostSelected's ties) is kept as
-    their value numbers, 2 bytes each while they fit, else 4; any other list as before."""
+    """A list of 16 or more strings (e.g. HostSelected's ties) is kept as their value numbers
+    (those not seen before numbered then), 2 bytes each while they fit, else 4; any other list
+    as before."""
     from engine.tracestore import EventLog
     names = [f"node-{i:05d}" for i in range(70_000)]
     events = []
@@ -311,7 +312,7 @@ def test_lists_of_known_strings_are_kept_as_value_numbers_and_read_back_exactly(
     ev(ties=names[:16])                     # small numbers: 2 bytes each
     ev(ties=names[-20:])                    # numbers past 65,535: 4 bytes each
     ev(ties=names[:15])                     # too short: as before
-    ev(ties=names[:10] + ["never-seen"] + names[10:20])
+    ev(ties=names[:10] + ["never-seen"] + names[10:20])   # numbered, then kept as numbers
     ev(ties=names[:10] + [7] + names[10:20])
     ev(ties=[7] + names[:20])
     ev(ties=[])
@@ -324,3 +325,5 @@ def test_lists_of_known_strings_are_kept_as_value_numbers_and_read_back_exactly(
     # each read gives a list of its own
     a, b = log[tail]["ties"], log[tail]["ties"]
     assert a == b and a is not b
+    # the list with a name not seen before: kept as value numbers, the name numbered
+    assert "never-seen" in log._str_ids and sum(1 for k in log._boxed if k == 4) == 3
