@@ -22,6 +22,9 @@ scheduler would do with it:
 - The built-in PriorityClasses (``system-node-critical``, ``system-cluster-critical``) exist in
   the engine already; ``spec.priority`` is left out when the pod's class gives the same value
   (the Priority admission plugin wrote it from the class).
+- Namespaces keep their name and labels (InterPodAffinity's namespaceSelector terms select
+  namespaces by their labels); a namespace the dump does not hold is implicit in the engine,
+  labelled only ``kubernetes.io/metadata.name``.
 - PodDisruptionBudgets lose their status: the engine recomputes ``disruptionsAllowed`` as the
   disruption controller does whenever pods change.
 - PersistentVolumes, PersistentVolumeClaims (with their uid, which PVs' claimRefs name),
@@ -66,6 +69,7 @@ NODE_KEEP = {
 }
 PRIORITY_CLASS_KEEP = {"apiVersion": "*", "kind": "*", "metadata": {"name": "*"}, "value": "*",
                        "globalDefault": "*", "preemptionPolicy": "*"}
+NAMESPACE_KEEP = {"apiVersion": "*", "kind": "*", "metadata": {"name": "*", "labels": "*"}}
 PDB_KEEP = {"apiVersion": "*", "kind": "*", "metadata": {"name": "*", "namespace": "*"},
             "spec": {"selector": "*", "minAvailable": "*", "maxUnavailable": "*"}}
 
@@ -107,8 +111,6 @@ DROP_REASONS = {
               "Services, ReplicaSets, StatefulSets and ReplicationControllers that own them, so "
               "without them default spreading does not apply",
     "dra": "dynamic resource allocation is not modelled",
-    "Namespace": "namespaces are not modelled: a namespace's only label is kubernetes.io/metadata.name "
-                 "(namespaceSelector terms see nothing else)",
     "other": "not read by kube-scheduler",
 }
 
@@ -301,8 +303,8 @@ def _pod_volumes(ospec, report):
 
 class Converter:
     """Turns API objects into scenario objects; ``convert_all`` returns them in the order the
-    engine loads them (PriorityClasses, PDBs, Nodes, bound pods, pending pods by creation time)
-    with where each came from, and the t=0 delete actions of terminating pods."""
+    engine loads them (PriorityClasses, Namespaces, PDBs, Nodes, bound pods, pending pods by
+    creation time) with where each came from, and the t=0 delete actions of terminating pods."""
 
     def __init__(self, report, profiles=("default-scheduler",)):
         self.report = report
@@ -313,7 +315,7 @@ class Converter:
         manifest has passed ``check_object``."""
         report = self.report
         seen = {}
-        pcs, pdbs, nodes, bound, pending, actions, custom = [], [], [], [], [], [], []
+        pcs, namespaces, pdbs, nodes, bound, pending, actions, custom = [], [], [], [], [], [], [], []
         volumes = []
         class_values = dict(SYSTEM_PRIORITY_CLASSES)
         for m, origin in items:
@@ -325,8 +327,9 @@ class Converter:
         for m, origin in items:
             kind = m.get("kind")
             md = m.get("metadata") if isinstance(m.get("metadata"), dict) else {}
-            key = (kind, md.get("namespace") or ("" if kind in ("Node", "PriorityClass") else "default"), md.get("name"))
-            if kind in ("Pod", "Node", "PriorityClass", "PodDisruptionBudget") or kind in VOLUME_KEEP:
+            key = (kind, md.get("namespace") or ("" if kind in ("Node", "PriorityClass", "Namespace") else "default"),
+                   md.get("name"))
+            if kind in ("Pod", "Node", "PriorityClass", "Namespace", "PodDisruptionBudget") or kind in VOLUME_KEEP:
                 if key in seen:
                     report.drop(kind, f"the same object again (first at {seen[key]}); the first one is kept")
                     continue
@@ -336,6 +339,9 @@ class Converter:
                     report.drop(kind, "built in: the engine knows system-node-critical and system-cluster-critical")
                     continue
                 pcs.append((trim(m, PRIORITY_CLASS_KEEP, kind, report), origin))
+                report.keep(kind)
+            elif kind == "Namespace":
+                namespaces.append((trim(m, NAMESPACE_KEEP, kind, report), origin))
                 report.keep(kind)
             elif kind == "PodDisruptionBudget":
                 if "status" in m:
@@ -395,8 +401,6 @@ class Converter:
                 report.drop(kind, DROP_REASONS["spread"])
             elif kind in DRA_KINDS:
                 report.drop(kind, DROP_REASONS["dra"])
-            elif kind == "Namespace":
-                report.drop(kind, DROP_REASONS["Namespace"])
             else:
                 report.drop(str(kind), DROP_REASONS["other"])
         if daemonset:
@@ -411,7 +415,7 @@ class Converter:
                         "profile gets the volume plugins (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, "
                         "VolumeZone)")
         pending.sort(key=lambda x: x[2])   # activeQ order: by creation (the queue time), stable
-        objects = pcs + pdbs + volumes + custom + nodes + [(o, g) for o, g, _ in bound] + [(o, g) for o, g, _ in pending]
+        objects = pcs + namespaces + pdbs + volumes + custom + nodes + [(o, g) for o, g, _ in bound] + [(o, g) for o, g, _ in pending]
         return objects, actions
 
     def _pod(self, m, md, origin, class_values, node_names, start):

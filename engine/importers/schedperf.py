@@ -16,7 +16,11 @@ the ops as ``runWorkload`` (``scheduler_perf_test.go``) runs them:
   ``defaultPodTemplatePath``, else ``makeBasePod`` (one pause container, 100m CPU, 500Mi), in
   ``namespace`` or ``namespace-<op index>``, named ``<generateName><n>``.
 - ``createPodSets``: ``count`` ``createPods`` in ``<namespacePrefix>-<i>``.
-- ``createNamespaces``: recorded (namespaces are not modelled).
+- ``createNamespaces``: ``count`` Namespaces ``<prefix>-<i>`` from ``namespaceTemplatePath``
+  (its labels) or without labels, as ``namespacePreparer.prepare`` makes them (a name made
+  again is kept as first made: upstream's create answers AlreadyExists and goes on). The
+  namespaces ``createPods`` makes for itself (``createNamespaceIfNotPresent``, no labels)
+  are the engine's implicit ones.
 
 Every count is checked before anything is made: the ops are read first into a plan (how many
 objects each makes, at which time), and the workload is refused with the field that asks for
@@ -69,6 +73,7 @@ TEMPLATE_FIELDS = {
     "Pod": {"metadata": {"name": str, "generateName": str}, "spec": {}},
     "PersistentVolume": {"metadata": {}, "spec": {"csi": {}, "awsElasticBlockStore": {}}},
     "PersistentVolumeClaim": {"metadata": {}, "spec": {}},
+    "Namespace": {"metadata": {"labels": dict}},
 }
 KNOWN_OPS = {"createNodes", "createPods", "createPodSets", "createNamespaces", "churn", "barrier", "sleep"}
 DRA_OPS = {"createResourceClaimTemplate", "createResourceDriver", "createResourceClass"}
@@ -129,6 +134,7 @@ class PerfConverter:
         self._templates = {}
         self._resolved = {}
         self._ns_counter = {}
+        self._namespaces = set()      # the names createNamespaces ops made
 
     def fail(self, place, msg):
         self.problems.append(f"{self.source}: {place}: {msg}" if place else f"{self.source}: {msg}")
@@ -252,7 +258,11 @@ class PerfConverter:
                     self.fail(f"{place}.{field}", f"{_many(op, n, 'namespaces')}"
                                                   f"{limits.too_many_objects(n, self.max_objects)}")
                     return None
-                self.report.drop("Namespace", DROP_REASONS["Namespace"], n)
+                made = self._plan_namespaces(op, n, field, t, place)
+                if made is False:
+                    return None
+                if made is not None:
+                    plan.append(made)
             elif code == "createPods":
                 ns = self.get(op, "namespace", str, place) or f"namespace-{i}"
                 made = self._plan_pods(tc, default_pod, op, params, place, t, lambda k, ns=ns: ns)
@@ -374,6 +384,21 @@ class PerfConverter:
                 m = None
         self._templates[path] = m
         return m
+
+    def _plan_namespaces(self, op, n, field, t, place):
+        """(make, args) of a createNamespaces op (``createNamespacesOp``, ``count`` already
+        read), None if it makes nothing, False if refused."""
+        before = len(self.problems)
+        prefix = self.get(op, "prefix", str, place) or ""
+        path = self.get(op, "namespaceTemplatePath", str, place)
+        tm = self._template(path, f"{place}.namespaceTemplatePath", "Namespace") if path else None
+        if n == 0 or len(self.problems) != before:
+            return None
+        labels = dict((tm or {}).get("metadata", {}).get("labels") or {})
+        size = count_values(self._namespace(prefix, 0, labels))
+        if not self._room(n, n * size, f"{place}.{field}", _many(op, n, "namespaces")):
+            return False
+        return self._create_namespaces, (prefix, labels, n, t, place)
 
     def _plan_nodes(self, op, i, t, place, params):
         """(make, args) of a createNodes op, None if it makes nothing, False if refused."""
@@ -560,6 +585,22 @@ class PerfConverter:
                 self._emit(self._csi_node(name, alloc), t, f"{place} (CSINode {name})")
                 self.report.keep("CSINode")
             node_index += 1
+
+    @staticmethod
+    def _namespace(prefix, k, labels):
+        md = {"name": f"{prefix}-{k}"}
+        if labels:
+            md["labels"] = dict(labels)
+        return {"apiVersion": "v1", "kind": "Namespace", "metadata": md}
+
+    def _create_namespaces(self, prefix, labels, n, t, place):
+        for k in range(n):
+            ns = self._namespace(prefix, k, labels)
+            if ns["metadata"]["name"] in self._namespaces:
+                continue        # AlreadyExists: the first one stays
+            self._namespaces.add(ns["metadata"]["name"])
+            self._emit(ns, t, f"{place} (namespace {k})")
+            self.report.keep("Namespace")
 
     @staticmethod
     def _pod(base, ns, name, report):

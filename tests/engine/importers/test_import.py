@@ -127,7 +127,9 @@ def test_kubectl_yaml_list_keeps_what_the_scheduler_reads():
         "(field selector status.phase!=Succeeded,status.phase!=Failed)": 1,
         "phase Succeeded: the scheduler's pod informer leaves out terminal pods "
         "(field selector status.phase!=Succeeded,status.phase!=Failed)": 1}
-    assert set(rep["dropped"]) == {"Pod", "PriorityClass", "Namespace", "Service"}
+    assert set(rep["dropped"]) == {"Pod", "PriorityClass", "Service"}
+    assert objects_by(sc, "Namespace") == {("", "shop"): {"apiVersion": "v1", "kind": "Namespace",
+                                                          "metadata": {"name": "shop"}}}
     assert rep["kept"]["PersistentVolumeClaim"] == 1
     claim = objects_by(sc, "PersistentVolumeClaim")[("shop", "data")]
     assert claim["spec"] == {"resources": {"requests": {"storage": "1Gi"}}}
@@ -136,7 +138,7 @@ def test_kubectl_yaml_list_keeps_what_the_scheduler_reads():
     assert rep["fieldsIgnored"]["Pod"]["spec.containers[].env"] == 5
     assert rep["fieldsIgnored"]["Node"]["status.nodeInfo"] == 2
     text = r.report.text()
-    assert ("kept: 2 Node, 1 PersistentVolumeClaim, 5 Pod (3 bound, 1 pending, 1 pending, not ours), "
+    assert ("kept: 1 Namespace, 2 Node, 1 PersistentVolumeClaim, 5 Pod (3 bound, 1 pending, 1 pending, not ours), "
             "1 PodDisruptionBudget, 1 PriorityClass") in text
     assert "not ours (1 pending pods of another scheduler" in text
 
@@ -222,7 +224,7 @@ def test_simulator_export_with_its_scheduler_config():
     r = import_files([("snapshot.json", json.dumps(export))])
     sc = r.scenario
     assert r.report.formats == {"snapshot.json": "simulator (kube-scheduler-simulator export)"}
-    assert [o["kind"] for o in sc["objects"]] == ["PriorityClass", "PersistentVolume", "PersistentVolumeClaim",
+    assert [o["kind"] for o in sc["objects"]] == ["PriorityClass", "Namespace", "PersistentVolume", "PersistentVolumeClaim",
                                                   "StorageClass", "Node", "Pod", "Pod"]
     prof = sc["scheduler"]["profiles"][0]
     assert [p["name"] for p in prof["plugins"]["multiPoint"]["enabled"]] == ["PrioritySort", "NodeResourcesFit",
@@ -232,7 +234,8 @@ def test_simulator_export_with_its_scheduler_config():
                                     {"name": "VolumeBinding", "args": {"bindTimeoutSeconds": 600}}]
     assert "apiVersion" not in sc["scheduler"] and "percentageOfNodesToScore" not in sc["scheduler"]
     rep = r.report.as_dict()
-    assert set(rep["dropped"]) == {"Namespace"}
+    assert rep["dropped"] == {}
+    assert rep["kept"]["Namespace"] == 1
     assert rep["kept"]["PersistentVolume"] == rep["kept"]["PersistentVolumeClaim"] == rep["kept"]["StorageClass"] == 1
     Engine(Scenario.from_dict(sc)).run()        # the export runs, with its volume objects
 
@@ -325,9 +328,9 @@ def test_cli_import_writes_the_scenario_and_prints_the_report(tmp_path):
     r = subprocess.run([sys.executable, "-m", "engine", "import", str(src), "-o", str(out),
                         "--report-json", str(tmp_path / "r.json")], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    assert ("kept: 2 Node, 1 PersistentVolumeClaim, 5 Pod (3 bound, 1 pending, 1 pending, not ours), "
+    assert ("kept: 1 Namespace, 2 Node, 1 PersistentVolumeClaim, 5 Pod (3 bound, 1 pending, 1 pending, not ours), "
             "1 PodDisruptionBudget, 1 PriorityClass") in r.stdout
-    assert f"wrote {out} (10 objects, 0 actions)" in r.stdout
+    assert f"wrote {out} (11 objects, 0 actions)" in r.stdout
     assert yaml.safe_load(out.read_text())["objects"] == import_files([("dump.yaml", src.read_text())]).scenario["objects"]
     assert json.loads((tmp_path / "r.json").read_text())["kept"]["Pod"] == 5
     v = subprocess.run([sys.executable, "-m", "engine", "validate", str(out)], cwd=ROOT, capture_output=True, text=True)

@@ -225,3 +225,28 @@ def test_the_measured_pods_are_those_of_the_ops_with_collect_metrics():
     init = [o for o in r.scenario["objects"] if o["kind"] == "Pod"]
     assert len(init) == 500 and ns not in {p["metadata"]["namespace"] for p in init}
     assert import_files([("a.yaml", "kind: Scenario\nmetadata: {name: a}\n")]).measured == []
+
+
+def test_create_namespaces_makes_labelled_namespaces_and_the_affinity_binds():
+    """createNamespaces (namespacePreparer.prepare): ``<prefix>-<i>`` with the template's
+    labels, which the measured pods' required affinity selects (namespaceSelector team=devops):
+    every measured pod binds, as upstream's."""
+    r = import_paths([CONFIG], test_case="SchedulingRequiredPodAffinityWithNSSelector", workload="500Nodes")
+    sc = r.scenario
+    namespaces = [o for o in sc["objects"] if o["kind"] == "Namespace"]
+    assert [n["metadata"]["name"] for n in namespaces] == [f"init-ns-{i}" for i in range(10)] + ["measure-ns-0"]
+    assert all(n["metadata"]["labels"] == {"team": "devops"} for n in namespaces)
+    assert r.report.as_dict()["kept"]["Namespace"] == 11
+    st = run(sc).state()
+    measured = [p for k, p in st["pods"].items() if k.startswith("measure-ns-0/")]
+    assert len(measured) == 100 and all(p["phase"] == "Running" for p in measured)
+
+
+def test_create_namespaces_twice_keeps_the_first_and_without_a_template_has_no_labels():
+    cases = [{"name": "T", "workloadTemplate": [
+        {"opcode": "createNamespaces", "prefix": "ns", "count": 2},
+        {"opcode": "createNamespaces", "prefix": "ns", "count": 3}],
+        "workloads": [{"name": "w", "params": {}}]}]
+    sc = import_files([("perf.yaml", yaml.safe_dump(cases))], test_case="T", workload="w").scenario
+    assert [o for o in sc["objects"] if o["kind"] == "Namespace"] == [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"ns-{i}"}} for i in range(3)]
