@@ -9,7 +9,10 @@ and says why in its commit and here:
   PostFilter message too, so a message ending in DefaultPreemption's "preemption: 0/N nodes are
   available: ... ." ends in ".." (pkg/scheduler/framework/types.go, v1.28.0). The traces of 19
   of the 31 items changed, and only there: 83 CycleEnd messages, each the old one plus "."
-  (compared line by line with the engine before the fix); every state is the same."""
+  (compared line by line with the engine before the fix); every state is the same.
+- issue 28 (2026-11-27): docs/examples/namespaces.yaml (Namespace objects with labels) added,
+  with its digests made by the engine that added Namespace objects; every other item's are
+  unchanged."""
 import json
 from pathlib import Path
 
