@@ -24,7 +24,7 @@ from django.template.loader import render_to_string
 from visualizer import moment
 from visualizer.formatting import seconds  # noqa: F401 - used by visualizer.history through presenters
 from visualizer.panels.common import (  # noqa: F401 - re-exported
-    HEAT_RESOURCES, VIEW_TEXT_MAX, TraceIndex, normalize_view, quantity, trace_index)
+    HEAT_RESOURCES, VIEW_TEXT_MAX, TraceIndex, normalize_view, quantity, trace_index, unit_state)
 from visualizer.panels.cycle import current_cycle, cycle_at  # noqa: F401 - cycle_at re-exported
 from visualizer.panels.filter_matrix import MATRIX_PAGE, filter_window  # noqa: F401 - MATRIX_PAGE re-exported
 from visualizer.panels.header import header
@@ -45,7 +45,7 @@ PANELS = ("header", "timeline", "queues", "cycle", "nodes", "preemption", "log",
 
 def context(live, log_filter=None, names=PANELS, view=None) -> dict:
     st = live.stepper
-    state = st.state()
+    state = unit_state(st)
     events, position = st.events, st.position
     index = trace_index(live)
     mom = moment.moment(st, state, index)

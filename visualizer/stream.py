@@ -16,7 +16,7 @@ import hashlib
 import json
 
 from visualizer import moment, runner
-from visualizer.panels.common import trace_index
+from visualizer.panels.common import trace_index, unit_state
 
 MAX_BATCH_EVENTS = 5000      # events sent for one frame (or one resume) before "behind"
 
@@ -76,7 +76,7 @@ def summary(live) -> dict:
 
 def _summary(live) -> dict:
     st = live.stepper
-    mom = moment.moment(st, st.state(), trace_index(live))
+    mom = moment.moment(st, unit_state(st), trace_index(live))
     flight = mom["in_flight"]
     return {
         "clock": mom["time"],

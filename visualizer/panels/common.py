@@ -125,6 +125,21 @@ class TraceIndex:
         return self.queue_points[:bisect.bisect_left(self.queue_points, (position,))]
 
 
+def unit_state(stepper) -> dict:
+    """``stepper.state()``, the engine's state after its last unit of work (SPEC.md §3), built
+    once per unit: steps inside a unit (by event or point) show the same engine, and at 10,000
+    pods building it is most of such a step's frame. Kept on the stepper (a rebuilt run is
+    another stepper) and keyed by what every change of the engine moves: the events emitted,
+    the clock and the injections applied. Nothing reading it changes it (``moment`` copies
+    what it adjusts); the two position fields are the stepper's own, as ``Stepper.state``
+    gives them."""
+    key = (len(stepper.events), stepper.engine.now, stepper.injected)
+    cached = getattr(stepper, "_unit_state", None)
+    if cached is None or cached[0] != key:
+        cached = stepper._unit_state = (key, stepper.engine.state())
+    return {**cached[1], "revealed": stepper.position, "atUnitBoundary": stepper.at_unit_boundary}
+
+
 def trace_index(live) -> TraceIndex:
     """The live session's index over its timeline (kept on the LiveSession, rebuilt when the
     timeline is another list: after a rebuild or a branch)."""

@@ -8,7 +8,7 @@ import hashlib
 from django.utils.html import escape
 
 from visualizer import moment
-from visualizer.panels.common import trace_index
+from visualizer.panels.common import trace_index, unit_state
 
 
 def targets(live, mom) -> dict:
@@ -38,7 +38,7 @@ def targets_html(live, version=None) -> tuple:
     cached = getattr(live, "_targets", None)
     if cached is None or cached[1] != version:
         st = live.stepper
-        targets(live, moment.moment(st, st.state(), trace_index(live)))
+        targets(live, moment.moment(st, unit_state(st), trace_index(live)))
         cached = live._targets
     option = '<option value="{}"></option>'.format
     html = ('<datalist id="pod-keys">' + "".join(option(escape(k)) for k in cached[2]) + "</datalist>"
