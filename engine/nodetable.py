@@ -7,8 +7,9 @@ snapshot's node order: allocatable and requested cpu, memory and ephemeral-stora
 non-zero requests Score uses, the pod count, cordoned nodes and nodes with NoSchedule or
 NoExecute taints. In-tree plugins use them to tell, for all nodes in a handful of array
 operations, which nodes they might reject (``Framework.filter_suspects``) and to compute the
-default resource scores; every node they might reject is still evaluated by the plugin itself,
-so statuses, reasons and the order of evaluation are exactly the per-node loop's.
+default resource scores; every node they might reject is still evaluated by the plugins,
+unless a screen knows its plugin's status on every node (``Rejections``), so statuses, reasons
+and the order of evaluation are exactly the per-node loop's.
 
 The table belongs to one ``Snapshot`` (one node list). The cache records which nodes a pod
 was added to or removed from since the table last looked (``dirty``); ``sync`` rereads those
@@ -204,6 +205,21 @@ class NodeTable:
             if not same:
                 out.append(f"victims of priority {prio}")
         return out
+
+
+class Rejections:
+    """What a Filter screen (a plugin's ``_filter_suspects``) returns when it knows its
+    plugin's Filter status on every node, not only which nodes it might reject: ``codes`` by
+    row, 0 where the Filter passes and k > 0 where it rejects the node with ``statuses[k - 1]``
+    (a ``(Code, reasons)`` pair). ``Framework.filter_suspects`` takes ``codes > 0`` as the
+    plugin's suspects, and the Filter loop (``schedule_one.filter_screened``) gives a node the
+    status of the first plugin rejecting it without calling the plugins, where no plugin
+    before that one might reject it."""
+    __slots__ = ("codes", "statuses")
+
+    def __init__(self, codes, statuses: tuple):
+        self.codes = codes
+        self.statuses = statuses
 
 
 class VictimColumns:

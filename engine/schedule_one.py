@@ -293,10 +293,11 @@ def filter_nodes(loop, fwk, state, pod, diagnosis, nodes, nominated):
                     return filter_screened(loop, fwk, state, pod, diagnosis, nodes, table,
                                                  fail | rf.node_only, to_find, start, check,
                                                  run, nominated_pods, (rf, codes))
-                suspects = fwk.filter_suspects(state, pod, table)
-                if suspects is not False:
+                screen = fwk.filter_suspects(state, pod, table)
+                if screen is not False:
+                    suspects, known = screen
                     return filter_screened(loop, fwk, state, pod, diagnosis, nodes, table, suspects,
-                                                 to_find, start, check, run, nominated_pods)
+                                                 to_find, start, check, run, nominated_pods, known=known)
     # findNodesThatPassFilters (v1.28) with one worker: the search goes on after the
     # numFeasibleNodesToFind-th feasible node; the next node that passes overflows the count,
     # cancels the search and is not kept. The failed nodes examined meanwhile are recorded
@@ -326,30 +327,43 @@ def filter_nodes(loop, fwk, state, pod, diagnosis, nodes, nominated):
 
 
 def filter_screened(loop, fwk, state, pod, diagnosis, nodes, table, suspects, to_find, start,
-                     check, run, nominated_pods, rf=None):
+                     check, run, nominated_pods, rf=None, known=None):
     """``filter_nodes``' loop with the nodes no Filter plugin can reject counted feasible
     without calling the plugins (Framework.filter_suspects): the same nodes are visited in
     the same order, the same suspects evaluated, the same statuses recorded and the search
     stops at the same node. Nodes with nominated pods are evaluated with them, as before.
+
+    A suspect without nominated pods whose status a screen knows (``known``:
+    Framework.filter_suspects') gets it without calling the plugins: those nodes are counted
+    between the nodes evaluated as ``filter_on_table`` counts Fit's failures, their statuses
+    recorded in visiting order, and with the trace on the rows the per-node loop would record
+    (the plugins before the one rejecting the node passed).
 
     With ``rf`` (an engine.resourcefit.ResourceFilter and the filter_codes of the rows
     that fail, by row; the trace off) ``suspects`` are the nodes that fail and those a
     node-only plugin might reject: the former's statuses come from the codes, the latter
     are evaluated by the plugins."""
     n = len(nodes)
-    positions = np.flatnonzero(suspects) if suspects is not None else None
-    if positions is not None and len(positions):
-        if start:
-            positions = (positions - start) % n
-            positions.sort()
-        positions = positions.tolist()
-    else:
-        positions = []
-    if nominated_pods and rf is None:
-        row = table.row
-        extra = [(row[name] - start) % n for name, pods in nominated_pods.items() if pods and name in row]
-        if extra:
-            positions = sorted(set(positions).union(extra))
+    positions = np.flatnonzero(suspects) if suspects is not None else np.zeros(0, dtype=np.int64)
+    if start and len(positions):
+        positions = (positions - start) % n
+        positions.sort()
+    row = table.row
+    nominated = ([(row[name] - start) % n for name, pods in nominated_pods.items() if pods and name in row]
+                 if nominated_pods and rf is None else [])
+    kpos = None         # the positions of the suspects with known statuses, ascending
+    if known is not None:
+        kinds, krows = known
+        if nominated:
+            krows = krows.copy()
+            krows[[(start + j) % n for j in nominated]] = 0
+        kcodes = krows[(positions + start) % n if start else positions]
+        is_known = kcodes > 0
+        kpos, kcodes = positions[is_known], kcodes[is_known]
+        positions = positions[~is_known]
+    positions = positions.tolist()
+    if nominated:
+        positions = sorted(set(positions).union(nominated))
     order = nodes[start:] + nodes[:start] if start else nodes
     tr = loop.trace.enabled
     if tr:
@@ -361,20 +375,47 @@ def filter_screened(loop, fwk, state, pod, diagnosis, nodes, table, suspects, to
     statuses = diagnosis.node_to_status_map
     plugins = diagnosis.unschedulable_plugins
     failed = []
+    ki = 0              # the known statuses before kpos[ki] are recorded
     count = 0           # feasible nodes so far
     prev = 0            # the first position not yet accounted for
     stop = None         # the position of the passing node that overflowed to_find
     err = None
     end = n
-    for j in positions:
+    for j in positions + [n]:
         gap = j - prev
+        if kpos is not None:        # the known failures before j
+            kj = ki + int(kpos[ki:].searchsorted(j))
+            f = kpos[ki:kj]
+            gap -= len(f)
         if count + gap > to_find:
-            stop = prev + (to_find - count)
+            need = to_find - count      # the passing nodes still kept
+            if kpos is not None:
+                f = f[:int(np.searchsorted(f - np.arange(len(f)), prev + need, side="right"))]
+                kj = ki + len(f)
+            stop = prev + need + (len(f) if kpos is not None else 0)
+            j = stop + 1
+        if kpos is not None and len(f):
+            codes = kcodes[ki:kj]
+            rows = (f + start) % n if start else f
+            codes = codes.tolist()
+            st = [Status(code, reasons, name) for code, reasons, name, _i in map(kinds.__getitem__, codes)]
+            f = f.tolist()
+            fnames = [nodes[r].name for r in rows.tolist()]
             if tr:
-                passed(prev, stop + 1)
+                lo = prev
+                for p, name, status, k in zip(f, fnames, st, codes):
+                    passed(lo, p)
+                    fwk.add_rejected_filter_rows(pod, names[:kinds[k][3] + 1], name, status)
+                    lo = p + 1
+                prev = lo
+            statuses.update(zip(fnames, st))
+            plugins.update({kinds[k][2] for k in set(codes)})
+            failed.extend(f)
+            ki = kj
+        if tr:
+            passed(prev, min(j, n))
+        if stop is not None or j == n:
             break
-        if tr and gap:
-            passed(prev, j)
         count += gap
         r = (start + j) % n
         ni = nodes[r]
@@ -397,12 +438,6 @@ def filter_screened(loop, fwk, state, pod, diagnosis, nodes, table, suspects, to
             plugins.add(status.failed_plugin)
             failed.append(j)
         prev = j + 1
-    else:
-        gap = n - prev
-        if count + gap > to_find:
-            stop = prev + (to_find - count)
-        if tr:
-            passed(prev, n if stop is None else stop + 1)
     if stop is not None:
         end = stop
         if tr:

@@ -16,6 +16,7 @@ from ..errors import ConfigError, PluginValidationError
 from ..trace import NO_REASONS, Cycle, EventBatch, RepeatEach, ResultRows, Segment
 from ..plugins import registry
 from ..resourcefit import table_names
+from ..nodetable import Rejections
 from .cycle_state import CycleState
 from .handle import Snapshot
 from .interface import (EXTENSION_POINTS, MAX_NODE_SCORE, MIN_NODE_SCORE, ActionType,
@@ -405,6 +406,15 @@ class Framework:
             else:
                 rows.append(PassedRun(plugins, list(node_names)))
 
+    def add_rejected_filter_rows(self, pod, plugins: list, node_name: str, status) -> None:
+        """Filter rows for a node that passed ``plugins`` but the last, which rejected it with
+        ``status`` (the rows the per-node loop would append; a screen's known status,
+        Framework.filter_suspects)."""
+        rows = self._filter_rows(pod, False)
+        last = len(plugins) - 1
+        rows.extend((name, node_name, None) for name in plugins[:last])
+        rows.append((plugins[last], node_name, status))
+
     def note_plugin_error(self, err: PluginCallError, pod=None, emit=False) -> None:
         """Called by a guarded plugin when one of its calls failed.  ``emit`` records a
         ``PluginError`` trace event, for calls that have no PluginResult of their own."""
@@ -532,19 +542,30 @@ class Framework:
 
     def filter_suspects(self, state, pod, table):
         """The nodes of ``table`` (engine.nodetable.NodeTable) that some Filter plugin might
-        reject, as a bool array, screened by the plugins' ``_filter_suspects``; None when no
-        node can be rejected; False when a plugin cannot screen (an out-of-tree plugin, a
-        subclass, or a pod the screen does not cover), and then every node is a suspect.
+        reject, as a bool array, screened by the plugins' ``_filter_suspects``, and the
+        statuses the screens know: ``(suspects, known)``, ``suspects`` None when no node can be
+        rejected; False when a plugin cannot screen (an out-of-tree plugin, a subclass, or a
+        pod the screen does not cover), and then every node is a suspect.
 
         Only in-tree plugins screen (``_filter_suspects`` defined by the plugin's own class),
         and only what their Filter would compute from the same NodeInfo: a node outside the
         suspects passes every plugin, so the Filter loop counts it feasible without calling
-        them (in-tree Filters have no side effects); a suspect is evaluated as before."""
+        them (in-tree Filters have no side effects); a suspect is evaluated as before, unless
+        ``known`` has its status. A screen returning an engine.nodetable.Rejections knows its
+        plugin's status on every node: a node it rejects that no earlier plugin might reject
+        fails with that status (``RunFilterPlugins`` stops at the first plugin that does not
+        succeed, and the earlier ones succeed). ``known``: None, or ``(kinds, rows)``,
+        ``rows[i]`` k > 0 for such a node i and ``kinds[k]`` the ``(code, reasons, plugin
+        name, the plugin's position among those run)`` of its status."""
         skip = state.skip_filter_plugins
         out = None
+        known = None
+        kinds = [None]
+        i = -1
         for pl in self.filter_plugins:
             if skip and pl.name in skip:
                 continue
+            i += 1
             screen = type(pl).__dict__.get("_filter_suspects")
             if screen is None:
                 return False
@@ -553,8 +574,18 @@ class Framework:
                 continue
             if m is False:
                 return False
+            if m.__class__ is Rejections:
+                rej = m
+                m = rej.codes > 0
+                first = m if out is None else m & ~out
+                if first.any():
+                    k = rej.codes.astype("int32")
+                    k += len(kinds) - 1
+                    k *= first
+                    known = k if known is None else known + k   # rows apart: an earlier one is in out
+                    kinds.extend((code, reasons, pl.name, i) for code, reasons in rej.statuses)
             out = m if out is None else (out | m)
-        return out
+        return out, (kinds, known) if known is not None else None
 
     @staticmethod
     def _filter_failure(status, name):

@@ -224,6 +224,51 @@ def test_table_path_matches_per_pod_path_trace_off(seed):
     assert run(sc, True, trace=False)[1] == run(sc, False, trace=False)[1]
 
 
+def large_scenario(seed: int) -> dict:
+    """More nodes than numFeasibleNodesToFind (the search stops early, among the nodes
+    InterPodAffinity's screen rejects with known statuses: schedule_one.filter_screened), most
+    incoming pods with a required hostname anti-affinity to one another (so that most nodes
+    holding a pod are rejected), some also with a zone affinity, the rest as ``scenario``'s."""
+    rng = random.Random(seed)
+    n = rng.randrange(120, 200)
+    objects = [_node(rng, i) for i in range(n)]
+    objects += [_pod(rng, f"e{i}", f"n{rng.randrange(n)}") for i in range(rng.randrange(n // 4, n // 2))]
+    for i in range(rng.randrange(n // 2, n)):
+        p = _pod(rng, f"p{i}")
+        if rng.random() < 0.7:
+            p["metadata"]["labels"]["color"] = "green"
+            req = [{"labelSelector": {"matchLabels": {"color": "green"}},
+                    "topologyKey": "kubernetes.io/hostname", "namespaces": list(NAMESPACES)}]
+            p["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": req}}
+            if rng.random() < 0.3:
+                p["spec"]["affinity"]["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": rng.choice(APPS)}}, "topologyKey": "zone"}]}
+        objects.append(p)
+    return {"kind": "Scenario", "metadata": {"name": f"affinity-large-{seed}"}, "objects": objects}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_screen_statuses_where_the_search_stops_early(seed, monkeypatch):
+    """The Filter loop with InterPodAffinity's known statuses (Framework.filter_suspects'
+    ``known``) counts the nodes it rejects and stops where the per-node loop stops: the same
+    trace and state as the per-pod path, trace on and off."""
+    from engine import schedule_one
+    real = schedule_one.filter_screened
+    used = []
+
+    def spy(*args, known=None, **kw):
+        used.append(known is not None)
+        return real(*args, known=known, **kw)
+    monkeypatch.setattr(schedule_one, "filter_screened", spy)
+    sc = large_scenario(seed)
+    trace_a, state_a = run(sc, True)
+    assert sum(used) > 20, used
+    trace_b, state_b = run(sc, False)
+    assert state_a == state_b
+    assert trace_a == trace_b
+    assert run(sc, True, trace=False)[1] == state_a
+
+
 def test_pod_groups_and_label_columns_stay_current():
     """The pod groups and label columns the table keeps (synced as pods come and go) equal
     those built afresh (NodeTable.check), checked along the runs of a few random clusters."""
@@ -276,13 +321,15 @@ def _states(eng, pod, use_table: bool):
         out.append((status and status.code, s and (sorted(s.existing_anti_affinity_counts.items()),
                                                   sorted(s.affinity_counts.items()),
                                                   sorted(s.anti_affinity_counts.items()))))
-        if s is not None:
+        if s is not None and use_table:
+            # the screen's codes are Filter's statuses (code and reasons), node by node
             table = fwk.snapshot().node_table()
-            m = ipa._filter_suspects(st, pod, table) if use_table else None
-            want = [ipa.filter(st, pod, ni) is not None for ni in nodes]
-            if use_table:
-                got = [False] * len(nodes) if m is None else m.tolist()
-                assert got == want
+            m = ipa._filter_suspects(st, pod, table)
+            got = [None] * len(nodes) if m is None else [m.statuses[c - 1] if c else None
+                                                         for c in m.codes.tolist()]
+            want = [None if r is None else (r.code, tuple(r.reasons))
+                    for r in (ipa.filter(st, pod, ni) for ni in nodes)]
+            assert got == want
         status = ipa.pre_score(st, pod, nodes)
         s = st.get("PreScoreInterPodAffinity")
         out.append((status and status.code, s and {k: sorted(v.items()) for k, v in s.topology_score.items()}))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...framework.interface import Code, Status
+from ...nodetable import Rejections
 
 # Whether PreFilter, Filter's screen, PreScore and Score may use the snapshot's node table
 # (engine.nodetable: label columns and pods grouped by signature) instead of visiting every
@@ -467,21 +468,42 @@ def _count_column(table, counts: dict, key: str, by_code=None):
     return lookup[codes], codes >= 0
 
 
+# Filter's statuses, by the codes of filter_suspects' Rejections
+FILTER_STATUSES = ((Code.UnschedulableAndUnresolvable, (ERR_REASON_AFFINITY_RULES_NOT_MATCH,)),
+                   (Code.Unschedulable, (ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,)),
+                   (Code.Unschedulable, (ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,)))
+
+
 def filter_suspects(self, state, pod, table):
-    """The nodes InterPodAffinity.Filter rejects (Framework.filter_suspects): satisfyPodAffinity,
+    """InterPodAffinity.Filter on every node (Framework.filter_suspects): satisfyPodAffinity,
     satisfyPodAntiAffinity and satisfyExistingPodsAntiAffinity on label columns and the
-    PreFilter state's counts. False (cannot screen) without that state or the switch."""
+    PreFilter state's counts, as an engine.nodetable.Rejections whose codes are the first
+    of the three a node fails (``FILTER_STATUSES``), None when none fails. False (cannot
+    screen) without that state or the switch."""
     if not USE_TABLE:
         return False
     s = state.get(PRE_FILTER_STATE_KEY) if hasattr(state, "get") else None
     if not isinstance(s, PreFilterState):
         return False
     n = len(table.node_infos)
-    fail = np.zeros(n, dtype=bool)
+    codes = np.zeros(n, dtype=np.int8)
     bc = s.by_code[1] if s.by_code is not None and s.by_code[0] is table else None
     ex_bc, aff_bc, anti_bc = bc if bc is not None else (None, None, None)
+    # the checks in reverse order, each code overwriting the later checks' codes
+    counts = s.existing_anti_affinity_counts
+    if counts:
+        keys = (ex_bc.keys() if ex_bc is not None
+                else {k for (k, _v), m in counts.items() if m > 0})
+        for key in keys:
+            c, has = _count_column(table, counts, key, ex_bc)
+            codes[has & (c > 0)] = 3
+    if s.anti_affinity_counts:
+        for term in s.required_anti_affinity_terms:
+            c, has = _count_column(table, s.anti_affinity_counts, term.topology_key, anti_bc)
+            codes[has & (c > 0)] = 2
     if s.required_affinity_terms:
         counts = s.affinity_counts
+        fail = np.zeros(n, dtype=bool)
         exist = np.ones(n, dtype=bool)
         for term in s.required_affinity_terms:
             c, has = _count_column(table, counts, term.topology_key, aff_bc)
@@ -489,15 +511,5 @@ def filter_suspects(self, state, pod, table):
             exist &= c > 0
         if not (not counts and s.pod_matches_own_affinity):
             fail |= ~exist
-    if s.anti_affinity_counts:
-        for term in s.required_anti_affinity_terms:
-            c, has = _count_column(table, s.anti_affinity_counts, term.topology_key, anti_bc)
-            fail |= has & (c > 0)
-    counts = s.existing_anti_affinity_counts
-    if counts:
-        keys = (ex_bc.keys() if ex_bc is not None
-                else {k for (k, _v), m in counts.items() if m > 0})
-        for key in keys:
-            c, has = _count_column(table, counts, key, ex_bc)
-            fail |= has & (c > 0)
-    return fail if fail.any() else None
+        codes[fail] = 1
+    return Rejections(codes, FILTER_STATUSES) if codes.any() else None
