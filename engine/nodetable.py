@@ -32,6 +32,17 @@ def _has_hard_taint(node) -> bool:
     return False
 
 
+def _volume_refs(ni) -> tuple:
+    refs = 0
+    eph = False
+    for p in ni.pods:
+        vols = p.volumes
+        if vols:
+            refs += len(vols)
+            eph = eph or any(v.kind == "ephemeral" for v in vols)
+    return refs, eph
+
+
 class NodeTable:
     """Columns over ``node_infos`` (a Snapshot's ``node_info_list``), row i = node i."""
 
@@ -49,6 +60,7 @@ class NodeTable:
         self._labels: dict = {}    # label key -> (codes, values, index), built on first use
         self._pairs: dict = {}     # label key -> [(key, value) by code]
         self._matches: dict = {}   # Requirement -> bool column, built on first use
+        self._volumes = None       # (volume_refs, ephemeral) columns, built on first use
         self._groups = None        # PodGroups, built on first use
         cols = list(zip(*[self._values(ni) for ni in node_infos])) or [()] * 12
         ints = cols[:len(self.INT_COLUMNS)]
@@ -79,6 +91,10 @@ class NodeTable:
         row = self.row
         if self._groups is not None:
             self._groups.sync(self.node_infos, [row[name] for name in dirty if name in row])
+        if self._volumes is not None:
+            refs, eph = self._volumes
+            for i in [row[name] for name in dirty if name in row]:
+                refs[i], eph[i] = _volume_refs(self.node_infos[i])
         if self._victims:
             rows = [row[name] for name in dirty if name in row]
             for prio, v in list(self._victims.items()):
@@ -151,6 +167,16 @@ class NodeTable:
             m = self._matches[req] = np.array(by_code, dtype=bool)[codes]
         return m
 
+    def volume_refs(self):
+        """``(refs, ephemeral)``: how many volumes the pods of each node declare (of any kind:
+        at least as many as CSILimits can count attached there), and whether one of them is
+        an ephemeral volume. Built on first use, kept current by ``sync``."""
+        if self._volumes is None:
+            cols = [_volume_refs(ni) for ni in self.node_infos]
+            self._volumes = (np.array([c[0] for c in cols], dtype=np.int64),
+                             np.array([c[1] for c in cols], dtype=bool))
+        return self._volumes
+
     def pod_groups(self):
         """The nodes' pods grouped by what InterPodAffinity reads of them (``PodGroups``),
         kept current by ``sync``; None when there are too many groups for columns."""
@@ -186,6 +212,10 @@ class NodeTable:
             fa, fr = fresh.scalar(name)
             if not (np.array_equal(a, fa) and np.array_equal(r, fr)):
                 out.append(name)
+        if self._volumes is not None:
+            f = fresh.volume_refs()
+            if not (np.array_equal(self._volumes[0], f[0]) and np.array_equal(self._volumes[1], f[1])):
+                out.append("volume refs")
         if self._groups is not None and not self._groups.overflow:
             f = PodGroups(self.node_infos)
             mine = {k: c for k, c in self._groups.cols.items() if c.any()}

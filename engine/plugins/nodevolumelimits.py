@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import hashlib
 
+import numpy as np
+
 from ..framework.interface import (ActionType, ClusterEvent, ClusterEventWithHint, Code, EnqueueExtensions,
                                    FilterPlugin, GVK, PreFilterPlugin, Status)
 from ..objects import IN_TREE_SOURCES
+from ..util import LIMIT
 from ..volumes import pod_claim_names, volume_is_for_pod
 
 NAME = "NodeVolumeLimits"
@@ -49,6 +52,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
 
     def __init__(self, handle):
         self.handle = handle
+        self._limits = None      # (node table, CSINodes, min_limits column) of the last screen
 
     def pre_filter(self, state, pod):
         """PreFilter: Skip unless the pod has a claim, an ephemeral volume or a migratable
@@ -91,6 +95,32 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             if key in limits and attached_count.get(key, 0) + count > limits[key]:
                 return Status(Code.Unschedulable, ErrReasonMaxVolumeCountExceeded)
         return None
+
+    def _filter_suspects(self, state, pod, table):
+        """The nodes Filter might reject (Framework.filter_suspects): those with a volume
+        limit (getVolumeLimits) below the number of volumes their pods declare plus the pod's
+        (bounds of the attached count and of the new count under any limit key), and those
+        with a pod with an ephemeral volume (whose claim Filter checks). False (cannot screen)
+        when the pod's own volumes make Filter fail, which it does on every node."""
+        vols = pod.volumes
+        if not vols:
+            return None
+        if self.filter_attachable_volumes(pod, None, True, {}):
+            return False        # the errors do not depend on the node's CSINode
+        refs, eph = table.volume_refs()
+        m = (refs + len(vols) > self.min_limits(table)) | eph
+        return m if m.any() else None
+
+    def min_limits(self, table):
+        """Each node's smallest volume limit (getVolumeLimits), LIMIT for none, kept for the
+        node table (its nodes' allocatable) and the CSINodes (replaced when they change)."""
+        csi_nodes = self.handle.host.csi_nodes
+        c = self._limits
+        if c is None or c[0] is not table or c[1] != csi_nodes:
+            col = np.array([min(min(get_volume_limits(ni, csi_nodes.get(ni.name)).values(), default=LIMIT), LIMIT)
+                            for ni in table.node_infos], dtype=np.int64)
+            c = self._limits = (table, dict(csi_nodes), col)
+        return c[2]
 
     def filter_attachable_volumes(self, pod, csi_node, new_pod, result):
         host = self.handle.host

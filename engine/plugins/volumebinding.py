@@ -20,6 +20,7 @@ from ..framework.interface import (ActionType, ClusterEvent, ClusterEventWithHin
                                    FilterPlugin, GVK, PreBindPlugin, PreFilterPlugin, PreFilterResult,
                                    ReservePlugin, ScorePlugin, Status)
 from ..objects import ANN_BIND_COMPLETED, ANN_SELECTED_NODE, BINDING_WAIT_FOR_FIRST_CONSUMER, match_topology_selector_terms
+from .nodeaffinity import node_selector_matches_on_table
 from ..volumes import (bound_pv, check_node_affinity, claim_bound_to, claim_with_selected_node, is_volume_bound_to_claim,
                        pod_claim_names, provisioned_pv, volume_is_for_pod, with_status)
 
@@ -295,6 +296,39 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ScorePlugin, ReservePlugin, P
             return Status(Code.UnschedulableAndUnresolvable, reasons)
         s.pod_volumes_by_node[node.name] = pod_volumes
         return None
+
+    def _filter_suspects(self, state, pod, table):
+        """The nodes Filter rejects (Framework.filter_suspects) when every claim of the pod
+        is bound (checkBoundClaims): those a bound PV's node affinity does not match, from the
+        label columns. False (cannot screen) for unbound claims (findMatchingVolumes and
+        checkVolumeProvisions per node), a PV not found, a node affinity term with
+        matchFields, or a recorded CycleState.
+
+        A node not evaluated gets no ``pod_volumes_by_node`` entry. With bound claims only, a
+        node's entry has neither static bindings nor provisions, and Reserve, Unreserve and
+        PreBind do with such an entry what they do without one: Reserve sets ``all_bound``
+        either way (are_pod_volumes_bound is true, unless a claim changed since PreFilter, and
+        then PreBind has nothing to write), Unreserve and PreBind write nothing."""
+        s = state.get(STATE_KEY)
+        if s is None or s.pod_volume_claims is None or state.recorder is not None:
+            return False
+        claims = s.pod_volume_claims
+        if claims.unbound_claims_delay_binding or claims.unbound_claims_immediate:
+            return False
+        ok = None
+        for pvc in claims.bound_claims:
+            pv = self._host.pv_cache.get(pvc.volume_name)
+            if pv is None:
+                return False
+            if pv.node_affinity is None:
+                continue
+            m = node_selector_matches_on_table(pv.node_affinity, table)
+            if m is None:
+                return False
+            ok = m if ok is None else (ok & m)
+        if ok is None or ok.all():
+            return None
+        return ~ok
 
     # ---------------------------------------------------------------- Score
 
