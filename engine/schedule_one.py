@@ -541,33 +541,32 @@ def select_host(loop, pod, cycle, totals):
     """selectHost: the highest total; among ties, the first in evaluation order
     (upstream samples the tie set at random; SPEC §4)."""
     tot = getattr(totals, "totals", None)
-    if tot is not None:
-        names = totals.names
-        best = max(tot)
-        if not loop.trace.enabled:
-            return names[tot.index(best)]
-        ties = list(compress(names, map(best.__eq__, tot)))
+    if tot is None:     # prioritize_nodes' (node, 1, {}) rows: nothing scores
+        names, tot = [n for n, _t, _d in totals], [t for _n, t, _d in totals]
     else:
-        best = max(t for _, t, _ in totals)
-        ties = [n for n, t, _ in totals if t == best]
-    host = ties[0]
-    if loop.trace.enabled:
-        reason = (f"highest total score {best}" + (
-            f"; {len(ties)} nodes tie, and the simulator takes the first in evaluation order "
-            f"(upstream picks one of them at random)" if len(ties) > 1 else ""))
-        table = getattr(totals, "table", None)
-        if table is not None:
-            # built from the cycle's ScoreSegment only when read (trace.ScoreTable)
-            scored, extra = table
-            loop.trace.emit_deferred("HostSelected", pod=pod.key, cycle=cycle, node=host,
-                                     scores=ScoreTable("scores", scored, extra),
-                                     detail=ScoreTable("detail", scored, extra),
-                                     ties=ties, reason=reason)
-        else:
-            loop.trace.emit("HostSelected", pod=pod.key, cycle=cycle, node=host,
-                            scores={n: t for n, t, _ in totals},
-                            detail={n: d for n, _t, d in totals},
-                            ties=ties, reason=reason)
+        names = totals.names
+    best = max(tot)
+    host = names[tot.index(best)]
+    if not loop.trace.enabled:
+        return host
+    tied = tot.count(best)
+    reason = (f"highest total score {best}" + (
+        f"; {tied} nodes tie, and the simulator takes the first in evaluation order "
+        f"(upstream picks one of them at random)" if tied > 1 else ""))
+    table = getattr(totals, "table", None)
+    if table is not None:
+        # scores, detail and ties built from the cycle's ScoreSegment only when read
+        # (trace.ScoreTable)
+        scored, extra = table
+        loop.trace.emit_deferred("HostSelected", pod=pod.key, cycle=cycle, node=host,
+                                 scores=ScoreTable("scores", scored, extra),
+                                 detail=ScoreTable("detail", scored, extra),
+                                 ties=ScoreTable("ties", scored, extra), reason=reason)
+    else:
+        loop.trace.emit("HostSelected", pod=pod.key, cycle=cycle, node=host,
+                        scores={n: t for n, t, _ in totals},
+                        detail={n: d for n, _t, d in totals},
+                        ties=list(compress(names, map(best.__eq__, tot))), reason=reason)
     return host
 
 

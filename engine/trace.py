@@ -22,6 +22,8 @@ sink gets the built dicts.
 from __future__ import annotations
 
 import json
+from itertools import compress
+
 from .quantity import US
 
 _CONTAINERS = (list, dict)
@@ -185,8 +187,9 @@ class Deferred:
 
 
 class ScoreTable(Deferred):
-    """HostSelected's ``scores`` (``what="scores"``: node -> total weighted score) or
-    ``detail`` (``what="detail"``: node -> plugin -> ``{score, normalized, weighted}``), built
+    """HostSelected's ``scores`` (``what="scores"``: node -> total weighted score),
+    ``detail`` (``what="detail"``: node -> plugin -> ``{score, normalized, weighted}``) or
+    ``ties`` (``what="ties"``: the nodes with the highest total, in evaluation order), built
     when read from the cycle's Score phase as the trace keeps it: ``scored.columns()`` (a
     ``framework.runtime.ScoreSegment``) gives the node names, in evaluation order, and a list
     of ``(plugin, raw scores, normalized scores, weight)`` in the order the plugins ran (a
@@ -206,12 +209,15 @@ class ScoreTable(Deferred):
     def value(self) -> dict:
         nodes, plugins = self.scored.columns()
         plugins += self.extra
-        if self.what == "scores":
+        if self.what != "detail":
             totals = [0] * len(nodes)
             for _name, _raw, norm, w in plugins:
                 for i, s in enumerate(norm):
                     totals[i] += s * w
-            return dict(zip(nodes, totals))
+            if self.what == "scores":
+                return dict(zip(nodes, totals))
+            best = max(totals)
+            return list(compress(nodes, map(best.__eq__, totals)))
         details = [{} for _ in nodes]
         for name, raw, norm, w in plugins:
             for d, r, s in zip(details, raw, norm):

@@ -213,9 +213,9 @@ def test_scan_back_and_span():
 
 
 def test_host_selected_scores_are_kept_as_the_score_columns_and_read_back_built():
-    """HostSelected's scores and detail reach the compact store unbuilt (Trace.emit_deferred,
-    ScoreTable) and share the Score/NormalizeScore batches' columns; plain sinks get the
-    built dicts, the same ones as before."""
+    """HostSelected's scores, detail and ties reach the compact store unbuilt
+    (Trace.emit_deferred, ScoreTable: reading the cycle's Score segment); plain sinks get the
+    built values, the same ones as before."""
     import marshal
     from engine.trace import ScoreTable
     seen = []
@@ -236,8 +236,12 @@ def test_host_selected_scores_are_kept_as_the_score_columns_and_read_back_built(
     assert len(hosts) == len(seen) > 5
     for plain, deferred in zip(hosts, seen):
         assert type(plain["detail"]) is dict and isinstance(deferred["detail"], ScoreTable)
+        assert type(plain["ties"]) is list and isinstance(deferred["ties"], ScoreTable)
         assert _same(deferred["scores"].value(), plain["scores"])
         assert _same(deferred["detail"].value(), plain["detail"])
+        assert _same(deferred["ties"].value(), plain["ties"])
+        best = max(plain["scores"].values())
+        assert plain["ties"] == [n for n, t in plain["scores"].items() if t == best] and plain["ties"][0] == plain["node"]
         # totals are the sums of the weighted scores, node by node
         assert all(plain["scores"][n] == sum(p["weighted"] for p in d.values()) for n, d in plain["detail"].items())
         assert _same(log[plain["seq"]], plain)
@@ -251,8 +255,10 @@ def test_host_selected_scores_are_kept_as_the_score_columns_and_read_back_built(
         def __call__(self, e):
             before = one.nbytes()
             one(e)
-            if e["type"] == "HostSelected":   # less its list of tied nodes and its reason
-                cost.append(one.nbytes() - before - 2 * len(marshal.dumps(e["ties"])) - 2 * len(e["reason"]))
+            if e["type"] == "HostSelected":   # less its reason and a list of tied nodes
+                ties = e["ties"]
+                listed = 0 if isinstance(ties, ScoreTable) else 2 * len(marshal.dumps(ties))
+                cost.append(one.nbytes() - before - listed - 2 * len(e["reason"]))
 
         def add_batch(self, b):
             one.add_batch(b)
