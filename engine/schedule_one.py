@@ -354,6 +354,9 @@ def filter_screened(loop, fwk, state, pod, diagnosis, nodes, table, suspects, to
     kpos = None         # the positions of the suspects with known statuses, ascending
     if known is not None:
         kinds, krows = known
+        # one Status per kind for all the nodes: the diagnosis' statuses are only read
+        # (FitError.message, preemption), as the trace's rows are
+        shared = [None] + [Status(code, reasons, name) for code, reasons, name, _i in kinds[1:]]
         if nominated:
             krows = krows.copy()
             krows[[(start + j) % n for j in nominated]] = 0
@@ -364,9 +367,9 @@ def filter_screened(loop, fwk, state, pod, diagnosis, nodes, table, suspects, to
     positions = positions.tolist()
     if nominated:
         positions = sorted(set(positions).union(nominated))
-    order = nodes[start:] + nodes[:start] if start else nodes
     tr = loop.trace.enabled
     if tr:
+        order = nodes[start:] + nodes[:start] if start else nodes
         skip = state.skip_filter_plugins
         names = [pl.name for pl in fwk.filter_plugins if not (skip and pl.name in skip)]
 
@@ -398,7 +401,7 @@ def filter_screened(loop, fwk, state, pod, diagnosis, nodes, table, suspects, to
             codes = kcodes[ki:kj]
             rows = (f + start) % n if start else f
             codes = codes.tolist()
-            st = [Status(code, reasons, name) for code, reasons, name, _i in map(kinds.__getitem__, codes)]
+            st = list(map(shared.__getitem__, codes))
             f = f.tolist()
             fnames = [nodes[r].name for r in rows.tolist()]
             if tr:
@@ -454,21 +457,22 @@ def feasible_nodes(nodes, table, start, end, failed):
     """The nodes at positions 0..end-1 from ``start`` but ``failed`` (positions, ascending),
     as a FeasibleNodes that knows their rows in the node table."""
     n = len(nodes)
-    order = nodes[start:] + nodes[:start] if start else nodes
     if not len(failed):
-        feasible = FeasibleNodes(order[:end])
-        positions = np.arange(start, start + end)
+        feasible = FeasibleNodes(nodes[start:start + end] if start + end <= n
+                                 else nodes[start:] + nodes[:start + end - n])
+        rows = np.arange(start, start + end)
     else:
-        feasible = FeasibleNodes()
-        lo = 0
-        for f in failed:
-            feasible.extend(order[lo:f])
-            lo = f + 1
-        feasible.extend(order[lo:end])
-        positions = np.delete(np.arange(start, start + end), failed)
+        keep = np.ones(end, dtype=bool)
+        keep[failed] = False
+        rows = np.flatnonzero(keep)
+        rows += start
+    if start:
+        rows %= n
+    if len(failed):
+        feasible = FeasibleNodes(map(nodes.__getitem__, rows.tolist()))
     # where each feasible node is in the node table, for Score (resource_allocation._table_rows)
     feasible.table = table
-    feasible.rows = positions % n if start else positions
+    feasible.rows = rows
     return feasible
 
 

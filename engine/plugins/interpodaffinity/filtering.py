@@ -133,6 +133,29 @@ def _append(m: dict, to_append: dict) -> None:
 
 # ---------------------------------------------------------------------------------------------
 
+class _CountMap:
+    """One of PreFilterState's three maps (``index`` in its ``_counts``). PreFilter on the node
+    table leaves it None with the counts by label code (``by_code``), and the map is built
+    from those on first read (pairs_from_sums): the Filter screen reads the counts by code,
+    so a cycle without AddPod, RemovePod, a clone or a per-node Filter call never builds it."""
+    __slots__ = ("index",)
+
+    def __init__(self, index: int):
+        self.index = index
+
+    def __get__(self, s, owner=None):
+        if s is None:
+            return self
+        m = s._counts[self.index]
+        if m is None:
+            table, by_code = s.by_code
+            m = s._counts[self.index] = pairs_from_sums(table, by_code[self.index])
+        return m
+
+    def __set__(self, s, value: dict) -> None:
+        s._counts[self.index] = value
+
+
 class PreFilterState:
     """preFilterState, computed at PreFilter and used at Filter.
 
@@ -144,23 +167,32 @@ class PreFilterState:
     of the incoming pod's namespace labels.  ``pod_matches_own_affinity`` caches
     ``podMatchesAllAffinityTerms(RequiredAffinityTerms, pod)`` (it cannot change).
     """
-    __slots__ = ("existing_anti_affinity_counts", "affinity_counts", "anti_affinity_counts",
-                 "pod", "required_affinity_terms", "required_anti_affinity_terms",
+    __slots__ = ("_counts", "pod", "required_affinity_terms", "required_anti_affinity_terms",
                  "namespace_labels", "pod_matches_own_affinity", "by_code")
 
+    existing_anti_affinity_counts = _CountMap(0)
+    affinity_counts = _CountMap(1)
+    anti_affinity_counts = _CountMap(2)
+
     def __init__(self):
-        self.existing_anti_affinity_counts: dict = {}
-        self.affinity_counts: dict = {}
-        self.anti_affinity_counts: dict = {}
+        self._counts = [{}, {}, {}]
         self.pod = None
         self.required_affinity_terms: tuple = ()
         self.required_anti_affinity_terms: tuple = ()
         self.namespace_labels: dict = {}
         self.pod_matches_own_affinity = False
         # the three maps as count arrays by label code, {key: array} each, for Filter's
-        # screen (filter_suspects); set by counts_on_table, dropped by any update and not
-        # cloned, so it always holds what the maps hold
+        # screen (filter_suspects); set by counts_on_table, dropped by any update (after the
+        # maps are built from it) and not cloned, so it always holds what the maps hold
         self.by_code = None
+
+    def has_counts(self, index: int) -> bool:
+        """Whether the map ``index`` (0: existing anti-affinity, 1: affinity, 2: anti-affinity)
+        has an entry, without building it."""
+        m = self._counts[index]
+        if m is not None:
+            return bool(m)
+        return any(sums.any() for sums in self.by_code[1][index].values())
 
     def __visualize__(self) -> dict:
         """The CycleState inspector's rendering: the three counts by topology pair
@@ -175,9 +207,8 @@ class PreFilterState:
     def clone(self) -> "PreFilterState":
         """preFilterState.Clone: the three maps are copied; the pod info is shared."""
         c = PreFilterState.__new__(PreFilterState)
-        c.existing_anti_affinity_counts = dict(self.existing_anti_affinity_counts)
-        c.affinity_counts = dict(self.affinity_counts)
-        c.anti_affinity_counts = dict(self.anti_affinity_counts)
+        c._counts = [dict(self.existing_anti_affinity_counts), dict(self.affinity_counts),
+                     dict(self.anti_affinity_counts)]
         c.pod = self.pod
         c.required_affinity_terms = self.required_affinity_terms
         c.required_anti_affinity_terms = self.required_anti_affinity_terms
@@ -189,15 +220,14 @@ class PreFilterState:
     def update_with_pod(self, p, node, multiplier: int) -> None:
         """preFilterState.updateWithPod: account for ``p`` (an existing pod, playing PodInfo)
         being added (+1) to or removed (-1) from ``node``."""
+        existing, affinity, anti = (self.existing_anti_affinity_counts, self.affinity_counts,
+                                    self.anti_affinity_counts)
         self.by_code = None
-        update_with_anti_affinity_terms(self.existing_anti_affinity_counts,
-                                        p.required_anti_affinity_terms, self.pod,
+        update_with_anti_affinity_terms(existing, p.required_anti_affinity_terms, self.pod,
                                         self.namespace_labels, node, multiplier)
-        update_with_affinity_terms(self.affinity_counts, self.required_affinity_terms, p, node,
-                                   multiplier)
+        update_with_affinity_terms(affinity, self.required_affinity_terms, p, node, multiplier)
         # The incoming pod's terms have the namespaceSelector merged into the namespaces.
-        update_with_anti_affinity_terms(self.anti_affinity_counts,
-                                        self.required_anti_affinity_terms, p, None, node,
+        update_with_anti_affinity_terms(anti, self.required_anti_affinity_terms, p, None, node,
                                         multiplier)
 
 
@@ -268,7 +298,7 @@ def pre_filter(self, cycle_state, pod):
         s.affinity_counts, s.anti_affinity_counts = get_incoming_affinity_anti_affinity_counts(
             self, s.required_affinity_terms, s.required_anti_affinity_terms, all_nodes)
 
-    if (not s.existing_anti_affinity_counts and not s.required_affinity_terms
+    if (not s.has_counts(0) and not s.required_affinity_terms
             and not s.required_anti_affinity_terms):
         return None, Status(Code.Skip)
 
@@ -401,18 +431,23 @@ def _add(acc: dict, key: str, col) -> None:
     acc[key] = col.copy() if a is None else a + col
 
 
-def pairs_from_columns(table, per_key: dict, by_code: dict) -> dict:
-    """``{(key, value): n}`` from per-key count columns (pods counted on node i): the sum over
-    the nodes with each value, the non-zero ones (upstream's maps only ever get +1 here).
-    ``by_code`` receives the sums by label code, per key."""
+def sums_by_code(table, per_key: dict) -> dict:
+    """Per-key count columns (pods counted on node i) summed over the nodes with each value of
+    the key: ``{key: sums by label code}``, for the keys some node has."""
     out: dict = {}
     for key, col in per_key.items():
         codes, values, _index = table.labels(key)
         has = codes >= 0
-        if not has.any():
-            continue
-        sums = np.bincount(codes[has], weights=col[has], minlength=len(values)).astype(np.int64)
-        by_code[key] = sums
+        if has.any():
+            out[key] = np.bincount(codes[has], weights=col[has], minlength=len(values)).astype(np.int64)
+    return out
+
+
+def pairs_from_sums(table, by_code: dict) -> dict:
+    """``{(key, value): n}`` from ``sums_by_code``: the non-zero ones (upstream's maps only
+    ever get +1 here), by key, then by label code."""
+    out: dict = {}
+    for key, sums in by_code.items():
         nz = np.flatnonzero(sums)
         pairs = table.label_pairs(key)
         out.update(zip(map(pairs.__getitem__, nz.tolist()), sums[nz].tolist()))
@@ -423,7 +458,8 @@ def counts_on_table(s: PreFilterState, pod, table, groups) -> None:
     """getExistingAntiAffinityCounts and getIncomingAffinityAntiAffinityCounts over pod
     groups: each term is matched once per group (pods with the same namespace, labels and
     terms match alike), and the group's count column is added to the term's topology key;
-    the columns are then summed per label value. Same maps as the per-pod loops."""
+    the columns are then summed per label value. Same maps as the per-pod loops, built when
+    first read (PreFilterState's ``_CountMap``)."""
     ns_labels = s.namespace_labels
     aff_terms = s.required_affinity_terms
     anti_terms = s.required_anti_affinity_terms
@@ -441,11 +477,8 @@ def counts_on_table(s: PreFilterState, pod, table, groups) -> None:
         for t in anti_terms:
             if t.matches(rep):
                 _add(anti, t.topology_key, col)
-    by_code = ({}, {}, {})
-    s.existing_anti_affinity_counts = pairs_from_columns(table, existing, by_code[0])
-    s.affinity_counts = pairs_from_columns(table, aff, by_code[1])
-    s.anti_affinity_counts = pairs_from_columns(table, anti, by_code[2])
-    s.by_code = (table, by_code)
+    s.by_code = (table, (sums_by_code(table, existing), sums_by_code(table, aff), sums_by_code(table, anti)))
+    s._counts = [None, None, None]
 
 
 def _count_column(table, counts: dict, key: str, by_code=None):
@@ -489,27 +522,31 @@ def filter_suspects(self, state, pod, table):
     codes = np.zeros(n, dtype=np.int8)
     bc = s.by_code[1] if s.by_code is not None and s.by_code[0] is table else None
     ex_bc, aff_bc, anti_bc = bc if bc is not None else (None, None, None)
-    # the checks in reverse order, each code overwriting the later checks' codes
-    counts = s.existing_anti_affinity_counts
-    if counts:
-        keys = (ex_bc.keys() if ex_bc is not None
-                else {k for (k, _v), m in counts.items() if m > 0})
+    # the checks in reverse order, each code overwriting the later checks' codes; the maps
+    # are read only when the counts by code are not current
+    if s.has_counts(0):
+        if ex_bc is None:
+            counts = s.existing_anti_affinity_counts
+            keys = {k for (k, _v), m in counts.items() if m > 0}
+        else:
+            counts, keys = None, ex_bc.keys()
         for key in keys:
             c, has = _count_column(table, counts, key, ex_bc)
             codes[has & (c > 0)] = 3
-    if s.anti_affinity_counts:
+    if s.has_counts(2):
+        counts = s.anti_affinity_counts if anti_bc is None else None
         for term in s.required_anti_affinity_terms:
-            c, has = _count_column(table, s.anti_affinity_counts, term.topology_key, anti_bc)
+            c, has = _count_column(table, counts, term.topology_key, anti_bc)
             codes[has & (c > 0)] = 2
     if s.required_affinity_terms:
-        counts = s.affinity_counts
+        counts = s.affinity_counts if aff_bc is None else None
         fail = np.zeros(n, dtype=bool)
         exist = np.ones(n, dtype=bool)
         for term in s.required_affinity_terms:
             c, has = _count_column(table, counts, term.topology_key, aff_bc)
             fail |= ~has
             exist &= c > 0
-        if not (not counts and s.pod_matches_own_affinity):
+        if not (not s.has_counts(1) and s.pod_matches_own_affinity):
             fail |= ~exist
         codes[fail] = 1
     return Rejections(codes, FILTER_STATUSES) if codes.any() else None
