@@ -212,10 +212,33 @@
     done.then(function () { if (pending === done) { pending = null; } });
   }
   var HTMX_ATTRS = "[hx-get], [hx-post], [hx-vals], [hx-trigger], [hx-ext], [ws-send], [ws-connect], [hx-on], [hx-target], [hx-swap]";
-  function swapFrame(message) {
+  function parseFrame(message) {
     var template = document.createElement("template");
     template.innerHTML = message;
-    Array.prototype.slice.call(template.content.children).forEach(function (fresh) {
+    return template.content;
+  }
+  // Where the pods are shown in a panel: each pod's transition name, the kind of its element and
+  // the list it is in (a queue, a node, in flight or waiting), in page order.
+  var NAMED_PODS = "[data-pod], [data-in-flight-pod], [data-waiting-pod]";
+  function podPlaces(panel) {
+    return Array.prototype.map.call(panel.querySelectorAll(NAMED_PODS), function (el) {
+      var list = el.closest("[data-queue], [data-node], [data-between]");
+      var where = list ? (list.getAttribute("data-queue") || list.getAttribute("data-node") || "between") : "";
+      var kind = el.hasAttribute("data-pod") ? "pod" : el.hasAttribute("data-in-flight-pod") ? "flight" : "waiting";
+      return el.getAttribute("style") + " " + kind + "@" + where;
+    }).join("\n");
+  }
+  // Whether a frame moves a pod: a frame that leaves every pod where it is has nothing to
+  // animate, and is swapped at once (a View Transition first captures the old picture, which
+  // holds the frame back by a rendering frame or more).
+  function podsMove(content) {
+    return ["panel-queues", "panel-nodes"].some(function (id) {
+      var fresh = content.getElementById(id), old = document.getElementById(id);
+      return !!fresh && !!old && podPlaces(fresh) !== podPlaces(old);
+    });
+  }
+  function swapFrame(content, message) {
+    Array.prototype.slice.call(content.children).forEach(function (fresh) {
       var old = fresh.id && document.getElementById(fresh.id);
       if (!old) { return; }
       // scrolled boxes (the node overview, the Filter matrix) stay where the reader left them
@@ -259,10 +282,11 @@
     // Swapped here, not by htmx: replacing each panel by its id is all a frame needs, and
     // htmx's own out-of-band swap and settling take about twice as long on a large frame
     // (a 5,000-node overview; docs/benchmarks.md).
-    if (!animate && !pending) { swapFrame(message); return; }
+    var content = parseFrame(message);
+    if (!pending && !(animate && podsMove(content))) { swapFrame(content, message); return; }
     enqueue(function () {
-      if (!animate || !animating()) { swapFrame(message); return null; }
-      return document.startViewTransition(function () { swapFrame(message); }).updateCallbackDone;
+      if (!animate || !animating() || !podsMove(content)) { swapFrame(content, message); return null; }
+      return document.startViewTransition(function () { swapFrame(content, message); }).updateCallbackDone;
     });
   });
 

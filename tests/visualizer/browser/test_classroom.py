@@ -208,6 +208,34 @@ def test_pods_move_with_a_view_transition_that_can_be_turned_off(lesson_server, 
     expect(page.locator('[data-toggle="motion"]')).not_to_be_checked()   # remembered
 
 
+def test_only_a_frame_that_moves_a_pod_is_swapped_in_a_view_transition(lesson_server, page):
+    page.add_init_script("""
+      window.__transitions = 0;
+      const start = document.startViewTransition && document.startViewTransition.bind(document);
+      if (start) { document.startViewTransition = cb => { window.__transitions++; return start(cb); }; }
+    """)
+    _start(page, lesson_server, "02-backoff-growth.yaml")
+    # where each pod is shown: its list (a queue, a node, in flight, waiting), in page order
+    places = """() => Array.from(document.querySelectorAll(
+        '#panel-queues [data-pod], #panel-queues [data-in-flight-pod], #panel-queues [data-waiting-pod], #panel-nodes [data-pod]'))
+      .map(e => {
+        const list = e.closest('[data-queue], [data-node], [data-between]');
+        const where = list ? (list.dataset.queue || list.dataset.node || 'between') : '';
+        const kind = e.dataset.pod ? 'pod' : e.dataset.inFlightPod ? 'flight' : 'waiting';
+        return getComputedStyle(e).viewTransitionName + ' ' + kind + '@' + where;
+      }).join('|')"""
+    seen = set()
+    for _ in range(30):
+        before, transitions = page.evaluate(places), page.evaluate("window.__transitions")
+        version = page.locator("#panel-header").get_attribute("data-version")
+        page.keyboard.press("e")
+        page.wait_for_function("v => document.querySelector('#panel-header').dataset.version !== v", arg=version)
+        moved = page.evaluate(places) != before
+        assert (page.evaluate("window.__transitions") > transitions) == moved
+        seen.add(moved)
+    assert seen == {True, False}, "steps that move pods and steps that do not"
+
+
 def test_reduced_motion_turns_the_moves_off(lesson_server, browser):
     context = browser.new_context(reduced_motion="reduce")
     page = context.new_page()
