@@ -61,6 +61,7 @@ class NodeTable:
         self._pairs: dict = {}     # label key -> [(key, value) by code]
         self._matches: dict = {}   # Requirement -> bool column, built on first use
         self._volumes = None       # (volume_refs, ephemeral) columns, built on first use
+        self._soft_taints = None   # nodes with a PreferNoSchedule taint, built on first use
         self._groups = None        # PodGroups, built on first use
         cols = list(zip(*[self._values(ni) for ni in node_infos])) or [()] * 12
         ints = cols[:len(self.INT_COLUMNS)]
@@ -166,6 +167,14 @@ class NodeTable:
             by_code.append(req.matches({}))         # code -1: no such label
             m = self._matches[req] = np.array(by_code, dtype=bool)[codes]
         return m
+
+    def soft_taints(self):
+        """Whether each node has a PreferNoSchedule taint (a bool column), built on first use;
+        a node's taints belong to the Node object, and a change of node builds a new table."""
+        if self._soft_taints is None:
+            self._soft_taints = np.array([any(t.effect == "PreferNoSchedule" for t in ni.node.taints)
+                                          for ni in self.node_infos], dtype=bool)
+        return self._soft_taints
 
     def volume_refs(self):
         """``(refs, ephemeral)``: how many volumes the pods of each node declare (of any kind:

@@ -110,6 +110,9 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions
         s = state.get(PRE_SCORE_STATE_KEY)
         if not isinstance(s, _PreScoreState):
             return None, Status.error(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
+        table = getattr(node_infos, "table", None)     # the Filter loop's FeasibleNodes
+        if table is not None and not table.soft_taints()[node_infos.rows].any():
+            return [0] * len(node_infos), None        # no PreferNoSchedule taint to count
         tol = s.tolerations_prefer_no_schedule
         return [count_intolerable_taints_prefer_no_schedule(ni.node.taints, tol) if ni.node.taints else 0
                 for ni in node_infos], None
