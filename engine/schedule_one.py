@@ -24,6 +24,7 @@ import numpy as np
 from .framework.cycle_state import CycleState
 from .framework import interface as fw
 from .framework.interface import Code, MODE_OVERRIDE, NominatingInfo, Status
+from .framework.runtime import host_selected_reason
 from .framework.types import Diagnosis, FitError
 from .extender import find_nodes_that_pass_extenders, prioritize_with_extenders
 from .phases import PHASE_COMPLETION
@@ -554,23 +555,27 @@ def select_host(loop, pod, cycle, totals):
     if not loop.trace.enabled:
         return host
     tied = tot.count(best)
-    reason = (f"highest total score {best}" + (
-        f"; {tied} nodes tie, and the simulator takes the first in evaluation order "
-        f"(upstream picks one of them at random)" if tied > 1 else ""))
     table = getattr(totals, "table", None)
     if table is not None:
         # scores, detail and ties built from the cycle's ScoreSegment only when read
-        # (trace.ScoreTable)
+        # (trace.ScoreTable); without extenders, a segment with events is not handed over yet
+        # (no event since: Trace.pend) and HostSelected joins it
         scored, extra = table
+        if not extra and scored.n and scored.start is None:
+            scored.select(host, best, tied)
+            loop.trace.flush()
+            return host
         loop.trace.emit_deferred("HostSelected", pod=pod.key, cycle=cycle, node=host,
                                  scores=ScoreTable("scores", scored, extra),
                                  detail=ScoreTable("detail", scored, extra),
-                                 ties=ScoreTable("ties", scored, extra), reason=reason)
+                                 ties=ScoreTable("ties", scored, extra),
+                                 reason=host_selected_reason(best, tied))
     else:
         loop.trace.emit("HostSelected", pod=pod.key, cycle=cycle, node=host,
                         scores={n: t for n, t, _ in totals},
                         detail={n: d for n, _t, d in totals},
-                        ties=list(compress(names, map(best.__eq__, tot))), reason=reason)
+                        ties=list(compress(names, map(best.__eq__, tot))),
+                        reason=host_selected_reason(best, tied))
     return host
 
 

@@ -132,10 +132,13 @@ class Segment:
     (the events' time) when the segment's is None;
     ``single_types`` (the types of its single events) and ``batch_types`` (of its batches)
     let a reader that wants other types skip it unexpanded; ``nbytes()`` estimates what it
-    keeps."""
+    keeps. With ``deferred`` True its single events may hold ``Deferred`` values (as
+    ``Trace.emit_deferred``'s events), built for the sinks that do not declare
+    ``deferred_values``."""
     __slots__ = ("start", "time", "n")
     single_types = frozenset()
     batch_types = frozenset()
+    deferred = False
 
     def records(self):
         raise NotImplementedError
@@ -225,6 +228,11 @@ class ScoreTable(Deferred):
         return dict(zip(nodes, details))
 
 
+def _built(event: dict) -> dict:
+    """The event with its Deferred values built (what a sink without deferred_values gets)."""
+    return {k: (v.value() if isinstance(v, Deferred) else v) for k, v in event.items()}
+
+
 class Trace:
     __slots__ = ("enabled", "seq", "_clock", "_sinks", "cycle_context", "_pending")
 
@@ -273,7 +281,7 @@ class Trace:
                 s(event)
                 continue
             if built is None:
-                built = {k: (v.value() if isinstance(v, Deferred) else v) for k, v in event.items()}
+                built = _built(event)
             s(built)
 
     def emit_batch(self, type_: str, keys: tuple, const: dict, cols: dict, n: int, time=None, ints=()) -> None:
@@ -297,7 +305,7 @@ class Trace:
         """Emit ``seg.n`` events at once (see Segment): a sink with an ``add_segment`` method
         (``EventLog``) keeps the segment unexpanded; every other sink gets its events exactly
         as if they had been emitted one by one (single events as dicts, batches through its
-        ``add_batch`` when it has one)."""
+        ``add_batch`` when it has one; Deferred values built, see Segment)."""
         if not self.enabled or seg.n <= 0:
             return
         if self._pending is not None:
@@ -306,7 +314,7 @@ class Trace:
         if seg.time is None:
             seg.time = self._clock() / US
         self.seq += seg.n
-        records = None
+        records = built = None
         for s, add_batch in self._sinks:
             add_segment = getattr(s, "add_segment", None)
             if add_segment is not None:
@@ -314,7 +322,13 @@ class Trace:
                 continue
             if records is None:
                 records = list(seg.records())
-            for r in records:
+            if seg.deferred and not getattr(s, "deferred_values", False):
+                if built is None:
+                    built = [r if r.__class__ is EventBatch else _built(r) for r in records]
+                got = built
+            else:
+                got = records
+            for r in got:
                 if r.__class__ is not EventBatch:
                     s(r)
                 elif add_batch is not None:
@@ -324,9 +338,10 @@ class Trace:
                         s(r.event(i))
 
     def pend(self, flush) -> None:
-        """Someone buffers rows for a batch: ``flush()`` (which must call ``emit_batch``) is
-        called before the next event is emitted, and by ``flush`` (the engine calls it at the
-        end of every unit of work), so the order of events is the order of the calls."""
+        """Someone buffers rows for a batch, or a segment: ``flush()`` (which must call
+        ``emit_batch`` or ``emit_segment``) is called before the next event is emitted, and by
+        ``flush`` (the engine calls it at the end of every unit of work), so the order of
+        events is the order of the calls."""
         if self._pending is not None and self._pending is not flush:
             self.flush()
         self._pending = flush

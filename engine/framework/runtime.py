@@ -13,7 +13,7 @@ from itertools import repeat
 from operator import add as _add, mul as _mul
 
 from ..errors import ConfigError, PluginValidationError
-from ..trace import NO_REASONS, Cycle, EventBatch, RepeatEach, ResultRows, Segment
+from ..trace import NO_REASONS, Cycle, EventBatch, RepeatEach, ResultRows, ScoreTable, Segment
 from ..plugins import registry
 from ..resourcefit import table_names
 from ..nodetable import Rejections
@@ -50,6 +50,7 @@ def unknown_plugin_hint(name: str) -> str:
 _RESULT_KEYS = ("pod", "cycle", "point", "plugin", "node", "code", "reasons", "score", "dryRun")
 _NORMALIZED_KEYS = ("pod", "cycle", "point", "plugin", "node", "code", "reasons", "score", "weight",
                     "weightedScore", "dryRun")
+_HOST_SELECTED = frozenset(("HostSelected",))
 _SCORE_INTS = frozenset({"score"})
 _NORMALIZED_INTS = frozenset({"score", "weightedScore"})
 _NO_REASONS: list = []   # shared by batches; EventBatch hands out copies
@@ -112,25 +113,46 @@ def _score_column(col):
             return array("q", col)
 
 
+def host_selected_reason(best, tied: int) -> str:
+    """HostSelected's ``reason`` (schedule_one.select_host)."""
+    return f"highest total score {best}" + (
+        f"; {tied} nodes tie, and the simulator takes the first in evaluation order "
+        f"(upstream picks one of them at random)" if tied > 1 else "")
+
+
 class ScoreSegment(Segment):
     """A cycle's Score phase as the trace keeps it (RunScorePlugins, runtime/framework.go,
     with the trace on): for each plugin in the order they ran, a batch of its Score
     PluginResults and, when it has NormalizeScore, a batch of its NormalizeScore ones (with
-    ``weight`` and ``weightedScore``), kept as the columns they are made of and expanded only
-    when read. The node column is ``names`` (a node table's names, ``table_names``) at
+    ``weight`` and ``weightedScore``), and, once ``select`` is called (selectHost without
+    extenders: schedule_one.select_host), the cycle's HostSelected, its ``scores``, ``detail``
+    and ``ties`` ScoreTables reading the segment; kept as the columns they are made of and
+    expanded only when read. The node column is ``names`` (a node table's names, ``table_names``) at
     ``rows``, or ``names`` itself when ``rows`` is None; ``plugins`` is ``(plugin, weight,
     normalized, in tree)`` per plugin and ``cols``, plugin after plugin, its raw scores and then,
     if it has NormalizeScore, its normalized ones (an in-tree plugin's as ``_score_column``
     keeps them; an out-of-tree plugin's lists as they are). HostSelected's ScoreTables read it
     (``columns()``)."""
-    __slots__ = ("pod_key", "cycle", "names", "rows", "plugins", "cols")
+    __slots__ = ("pod_key", "cycle", "names", "rows", "plugins", "cols", "host", "best", "tied")
     batch_types = frozenset(("PluginResult",))
+    deferred = True
 
-    def __init__(self, pod_key, cycle, names, rows, plugins, cols):
-        self.start = self.time = None
+    def __init__(self, pod_key, cycle, names, rows, plugins, cols, time):
+        self.start, self.time = None, time
         self.pod_key, self.cycle, self.names, self.rows = pod_key, cycle, names, rows
         self.plugins, self.cols = plugins, cols
         self.n = (len(rows) if rows is not None else len(names)) * len(cols)
+        self.host = self.best = self.tied = None
+
+    @property
+    def single_types(self):
+        return _HOST_SELECTED if self.host is not None else frozenset()
+
+    def select(self, host: str, best, tied: int) -> None:
+        """The cycle's HostSelected is the segment's last event: ``host`` chosen among
+        ``tied`` nodes with the highest total, ``best``."""
+        self.host, self.best, self.tied = host, best, tied
+        self.n += 1
 
     def nbytes(self) -> int:
         return 200 + 8 * len(self.cols) + sum(map(len, self.cols)) + (
@@ -168,6 +190,11 @@ class ScoreSegment(Segment):
                                  {"node": names, "score": scores, "weightedScore": weighted}, n,
                                  _NORMALIZED_INTS if in_tree else ())
                 start += n
+        if self.host is not None:
+            yield {"seq": start, "time": t, "type": "HostSelected", "pod": self.pod_key, "cycle": self.cycle,
+                   "node": self.host, "scores": ScoreTable("scores", self, []),
+                   "detail": ScoreTable("detail", self, []), "ties": ScoreTable("ties", self, []),
+                   "reason": host_selected_reason(self.best, self.tied)}
 
 
 class Framework:
@@ -699,9 +726,10 @@ class Framework:
         """RunScorePlugins: Score per node, NormalizeScore per plugin, check [0, 100], weight, sum.
 
         Returns (list of (node name, total, None), Status), the list a ``ScoreResults``. With
-        the trace on, the Score and NormalizeScore PluginResults are emitted as one
-        ScoreSegment, and the list's ``table`` is ``(the segment, [])``, from which
-        HostSelected's ``scores`` and ``detail`` are built when read (engine.trace.ScoreTable).
+        the trace on, the Score and NormalizeScore PluginResults are one ScoreSegment, handed
+        to the trace before its next event, and the list's ``table`` is ``(the segment, [])``,
+        from which HostSelected's ``scores``, ``detail`` and ``ties`` are built when read
+        (engine.trace.ScoreTable).
         """
         skip = state.skip_score_plugins
         plugins = [pl for pl in self.score_plugins if pl.name not in skip] if skip else list(self.score_plugins)
@@ -753,12 +781,14 @@ class Framework:
         out = ScoreResults(zip(names, totals, repeat(None)))
         out.names, out.totals, out.table = names, totals, None
         if tr:
-            # the batches of the Score and NormalizeScore PluginResults, as one segment
+            # the batches of the Score and NormalizeScore PluginResults, as one segment, handed
+            # over before the next event (Trace.pend), so HostSelected may join it
             table = getattr(nodes, "table", None)
+            trace = self.trace
             seg = ScoreSegment(pod.key, self.cycle, *((table_names(table), nodes.rows.astype("i4"))
                                                       if table is not None else (names, None)),
-                               tuple(score_plugins), cols)
-            self.trace.emit_segment(seg)
+                               tuple(score_plugins), cols, trace.now())
+            trace.pend(lambda: trace.emit_segment(seg))
             out.table = (seg, [])
         return out, None
 

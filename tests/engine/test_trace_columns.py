@@ -91,7 +91,8 @@ def _same_reads(got_log, ref_log, fresh, rng):
         for kw in ({}, {"batches": False}, {"types": {"PluginResult", "CycleEnd"}},
                    {"batches": False, "types": {"PluginResult", "CycleEnd"}},
                    {"batches": False, "types": frozenset(("ReprieveStep", "PreemptionCandidate"))},
-                   {"types": {"PreemptionDryRunStop", "PreemptionNodeResult"}}):
+                   {"types": {"PreemptionDryRunStop", "PreemptionNodeResult"}},
+                   {"batches": False, "types": {"HostSelected"}}):
             assert list(got_log.scan(a, b, **kw)) == list(ref_log.scan(a, b, **kw)), (a, b, kw)
             assert list(got_log.scan_back(b, a, **kw)) == list(ref_log.scan_back(b, a, **kw)), (a, b, kw)
         assert got_log[a:b] == ref_log[a:b]
@@ -170,12 +171,12 @@ def scoring_scenario(seed, rack_score):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_the_score_phase_as_one_segment_reads_as_its_batches(seed):
-    """A cycle's Score and NormalizeScore PluginResults are one ScoreSegment (node names by
-    table row; the names themselves where an out-of-tree plugin scores; in-tree scores as
-    bytes or an integer array, out-of-tree ones as lists). Read from an EventLog, every event,
-    span and scan is what an EventLog of its batches one by one gives; HostSelected's scores
-    and detail, built from it, agree with the Score/NormalizeScore events and with the node
-    the engine's own totals chose."""
+    """A cycle's Score and NormalizeScore PluginResults and its HostSelected are one
+    ScoreSegment (node names by table row; the names themselves where an out-of-tree plugin
+    scores; in-tree scores as bytes or an integer array, out-of-tree ones as lists). Read from
+    an EventLog, every event, span and scan is what an EventLog of its events one by one
+    gives; HostSelected's scores, detail and ties, built from it, agree with the
+    Score/NormalizeScore events and with the node the engine's own totals chose."""
     registry.register(RackScore.name, lambda args, handle: RackScore())
     try:
         data = scoring_scenario(seed, rack_score=seed == 2)
@@ -188,6 +189,7 @@ def test_the_score_phase_as_one_segment_reads_as_its_batches(seed):
     assert got_state == ref_state and got_out.h.hexdigest() == ref_out.h.hexdigest()
     segs = [s for s in _segments(got_log) if s.__class__ is ScoreSegment]
     assert len(segs) > 50 and all((s.rows is None) == (seed == 2) for s in segs)
+    assert all(s.single_types == {"HostSelected"} for s in segs)
     kinds = {c.__class__.__name__ for s in segs for c in s.cols}
     assert kinds == ({"bytes", "array", "list"} if seed == 2 else {"bytes", "array"}), kinds
     _same_reads(got_log, ref_log, fresh, random.Random(seed))
