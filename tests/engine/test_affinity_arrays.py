@@ -345,8 +345,10 @@ def _states(eng, pod, use_table: bool):
         if s is not None and use_table:
             table = fwk.snapshot().node_table()
             m = pts._filter_suspects(st, pod, table)
-            got = [False] * len(nodes) if m is None else m.tolist()
-            assert got == [pts.filter(st, pod, ni) is not None for ni in nodes]
+            got = [None] * len(nodes) if m is None else [m.statuses[c - 1] if c else None
+                                                         for c in m.codes.tolist()]
+            assert got == [None if r is None else (r.code, tuple(r.reasons))
+                           for r in (pts.filter(st, pod, ni) for ni in nodes)]
         for candidates in (nodes, nodes[::2]):
             st = CycleState()
             status = pts.pre_score(st, pod, candidates)
@@ -367,7 +369,8 @@ def _states(eng, pod, use_table: bool):
 def test_pre_filter_and_pre_score_states_match(seed, namespaces):
     """The states themselves (PodTopologySpread's pairs in the same order, which its critical
     paths depend on), for every pod of the cluster, at a few points of the run; and the
-    screen (``_filter_suspects``) is exactly the nodes InterPodAffinity.Filter rejects."""
+    screens (``_filter_suspects``) give, node by node, InterPodAffinity's and
+    PodTopologySpread's Filter statuses (code and reasons)."""
     sc = with_namespaces(scenario(seed), seed) if namespaces else scenario(seed)
     eng = Engine(Scenario.from_dict(sc), Trace(enabled=False))
     for until in (0, 1_000_000, 2_500_000, 400_000_000):

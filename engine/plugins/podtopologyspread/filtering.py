@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...framework.interface import Code, Status
+from ...nodetable import Rejections
 from .common import (DO_NOT_SCHEDULE, LABEL_HOSTNAME, RequiredNodeAffinity,
                      build_default_constraints, compile_selector, count_pods_match_selector,
                      filter_topology_spread_constraints, node_labels_match_spread_constraints)
@@ -421,10 +422,17 @@ def match_num_on_table(self, pod, constraints, tp_pair_to_match_num: dict, table
         tp_pair_to_match_num[pair] = num
 
 
+# Filter's statuses, by the codes of filter_suspects' Rejections
+FILTER_STATUSES = ((Code.UnschedulableAndUnresolvable, (ERR_REASON_NODE_LABEL_NOT_MATCH,)),
+                   (Code.Unschedulable, (ERR_REASON_CONSTRAINTS_NOT_MATCH,)))
+
+
 def filter_suspects(self, state, pod, table):
-    """The nodes PodTopologySpread.Filter rejects (Framework.filter_suspects): a missing
-    topology key, or ``matchNum + selfMatch - minMatchNum > maxSkew`` for a constraint, on
-    label columns and the PreFilter state. False (cannot screen) without that state."""
+    """PodTopologySpread.Filter on every node (Framework.filter_suspects): for each
+    constraint in order, a missing topology key or ``matchNum + selfMatch - minMatchNum >
+    maxSkew``, on label columns and the PreFilter state, as an engine.nodetable.Rejections
+    whose codes are the first failure of each node (``FILTER_STATUSES``), None when none fails.
+    False (cannot screen) without that state."""
     from ..interpodaffinity import filtering as ipa
     if not ipa.USE_TABLE:
         return False
@@ -433,12 +441,13 @@ def filter_suspects(self, state, pod, table):
         return False
     if not s.constraints:
         return None
-    fail = np.zeros(len(table.node_infos), dtype=bool)
+    out = np.zeros(len(table.node_infos), dtype=np.int8)
     match_nums = s.tp_pair_to_match_num
     for c in s.constraints:
         tp_key = c.topology_key
         codes, values, index = table.labels(tp_key)
-        fail |= codes < 0
+        undecided = out == 0    # the nodes no earlier constraint rejects
+        out[undecided & (codes < 0)] = 1
         min_match_num, err = s.min_match_num(tp_key, c.min_domains, self.enable_min_domains)
         if err is not None:
             continue
@@ -449,5 +458,5 @@ def filter_suspects(self, state, pod, table):
                 code = index.get(v)
                 if code is not None:
                     lookup[code] = m
-        fail |= (codes >= 0) & (lookup[codes] + self_match_num - min_match_num > c.max_skew)
-    return fail if fail.any() else None
+        out[undecided & (codes >= 0) & (lookup[codes] + self_match_num - min_match_num > c.max_skew)] = 2
+    return Rejections(out, FILTER_STATUSES) if out.any() else None
