@@ -404,7 +404,7 @@ def filter_screened(loop, fwk, state, pod, diagnosis, nodes, table, suspects, to
             codes = codes.tolist()
             st = list(map(shared.__getitem__, codes))
             f = f.tolist()
-            fnames = [nodes[r].name for r in rows.tolist()]
+            fnames = list(map(table_names(table).__getitem__, rows.tolist()))
             if tr:
                 lo = prev
                 for p, name, status, k in zip(f, fnames, st, codes):
