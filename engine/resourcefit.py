@@ -3,7 +3,8 @@
 Not an upstream structure. When the Filter plugins a cycle runs (those PreFilter did not skip)
 are NodeResourcesFit and plugins whose verdict depends on the node and the pod alone
 (NodeUnschedulable, NodeName, TaintToleration, NodeAffinity: their exact classes, marked
-``_filter_node_only``), and no PreFilter extension (AddPod/RemovePod) is active, then on a
+``_filter_node_only``; VolumeBinding and NodeVolumeLimits in the cycles their
+``_filter_node_only(state, pod, table)`` says so), and no PreFilter extension (AddPod/RemovePod) is active, then on a
 node none of the node-only plugins might reject (their ``_filter_suspects``) the outcome of
 ``Framework.run_filter_plugins_with_nominated_pods`` is Fit's ``fits_request`` arithmetic:
 
@@ -71,7 +72,8 @@ class ResourceFilter:
                     return None
                 fit = pl
                 continue
-            if not cls_.__dict__.get("_filter_node_only"):
+            only = cls_.__dict__.get("_filter_node_only")
+            if not (only is True or (only and only(pl, state, pod, table))):
                 return None
             m = cls_.__dict__["_filter_suspects"](pl, state, pod, table)
             if m is False:

@@ -111,6 +111,13 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         m = (refs + len(vols) > self.min_limits(table)) | eph
         return m if m.any() else None
 
+    def _filter_node_only(self, state, pod, table):
+        """Whether Filter reads the node and the pod only in this cycle (engine.resourcefit):
+        when no node has a volume limit Filter returns before reading the node's pods, and
+        passes, unless the pod's own volumes make it fail."""
+        return not pod.volumes or (not self.filter_attachable_volumes(pod, None, True, {})
+                and bool((self.min_limits(table) == LIMIT).all()))
+
     def min_limits(self, table):
         """Each node's smallest volume limit (getVolumeLimits), LIMIT for none, kept for the
         node table (its nodes' allocatable) and the CSINodes (replaced when they change)."""

@@ -297,6 +297,12 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ScorePlugin, ReservePlugin, P
         s.pod_volumes_by_node[node.name] = pod_volumes
         return None
 
+    def _filter_node_only(self, state, pod, table):
+        """Whether Filter reads the node and the pod only in this cycle (engine.resourcefit):
+        when its screen can screen, every claim bound (the PVs' node affinity against the
+        node's labels)."""
+        return self._filter_suspects(state, pod, table) is not False
+
     def _filter_suspects(self, state, pod, table):
         """The nodes Filter rejects (Framework.filter_suspects) when every claim of the pod
         is bound (checkBoundClaims): those a bound PV's node affinity does not match, from the
