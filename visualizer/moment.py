@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import weakref
 
 from engine import US
 from engine.trace import EventBatch
@@ -48,6 +49,19 @@ from visualizer.events import QUEUE_TRANSITION, backward, span
 
 QUEUE_NAMES = ("activeQ", "backoffQ", "unschedulablePods")
 _QUIET_POINTS = {"PreFilter", "Filter", "PreScore", "Score", "NormalizeScore"}
+# nominator -> (its version, the nominations as a snapshot shows them): after a preemption
+# hundreds of nodes may hold nominations, and the snapshots share one map until it changes
+_NOMINATED = weakref.WeakKeyDictionary()
+
+
+def _nominated(nominator) -> dict:
+    """engine.state()'s ``nominatedPods`` (node -> pod keys), built again only when the
+    nominator changed. Readers do not change it (a snapshot's maps are shared)."""
+    got = _NOMINATED.get(nominator)
+    if got is None or got[0] != nominator.version:
+        got = _NOMINATED[nominator] = (nominator.version, {
+            n: [p.key for p in lst] for n, lst in sorted(nominator.nominated_pods.items()) if lst})
+    return got[1]
 
 
 def _small_state(engine) -> dict:
@@ -57,7 +71,7 @@ def _small_state(engine) -> dict:
         "time": engine.now / US,
         "schedulingCycle": q.scheduling_cycle,
         "moveRequestCycle": q.move_request_cycle,
-        "nominatedPods": {n: [p.key for p in lst] for n, lst in sorted(q.nominator.nominated_pods.items()) if lst},
+        "nominatedPods": _nominated(q.nominator),
         "metrics": {
             "pending_pods": q.pending_pods(),
             "queue_incoming_pods_total": dict(sorted(q.incoming_pods.items())),

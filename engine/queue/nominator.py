@@ -11,6 +11,10 @@ from ..framework.interface import MODE_NOOP, MODE_OVERRIDE
 
 
 class Nominator:
+    # counts the changes of ``nominated_pods`` (a reader may keep what it built from them while
+    # it stays the same; not upstream's)
+    version = 0
+
     def __init__(self, pod_lister=None):
         self.nominated_pods: dict = {}        # node name -> [Pod] in nomination order
         self.nominated_pod_to_node: dict = {}  # pod key -> node name
@@ -37,12 +41,14 @@ class Nominator:
             if p.key == pod.key:
                 return
         lst.append(pod)
+        self.version += 1
 
     def delete_nominated_pod_if_exists(self, pod) -> None:
         """DeleteNominatedPodIfExists / delete: order-preserving removal."""
         node = self.nominated_pod_to_node.pop(pod.key, None)
         if node is None:
             return
+        self.version += 1
         lst = self.nominated_pods.get(node, [])
         for i, p in enumerate(lst):
             if p.key == pod.key:
