@@ -178,10 +178,13 @@ class Evaluator:
     def nodes_where_preemption_might_help(self, nodes, m, pod):
         tr = self.handle.trace
         potential, statuses = [], {}
+        not_helpful = None          # one Status for every such node (its readers only read it)
         for ni in nodes:
             st = m.get(ni.name)
             if st is not None and st.code == Code.UnschedulableAndUnresolvable:
-                statuses[ni.name] = Status(Code.UnschedulableAndUnresolvable, ["Preemption is not helpful for scheduling"])
+                if not_helpful is None:
+                    not_helpful = Status(Code.UnschedulableAndUnresolvable, ["Preemption is not helpful for scheduling"])
+                statuses[ni.name] = not_helpful
                 if tr.enabled:
                     tr.emit("PreemptionNodeResult", preemptor=pod.key, node=ni.name, candidate=False,
                             code="UnschedulableAndUnresolvable", cycle=self.handle.cycle,

@@ -220,10 +220,15 @@ class ResourceFilter:
 
     def statuses(self, codes) -> list:
         """Fit's Status for each (non-zero) code, as the Filter framework returns it: the
-        reasons in fits_request's order, ``failed_plugin`` Fit's name."""
+        reasons in fits_request's order, ``failed_plugin`` Fit's name. The nodes of one code
+        share one Status (their readers, the diagnosis and the dry run, only read them): a
+        cycle where no node fits makes a few statuses, not one per node."""
         name = self.fit_name
         unsched = Code.Unschedulable
-        return [Status(unsched, REASONS[c], name) for c in codes]
+        made = {}
+        for c in set(codes):
+            made[c] = Status(unsched, REASONS[c], name)
+        return list(map(made.__getitem__, codes))
 
     # ------------------------------------------------------------------ the Filter loop
 
@@ -394,12 +399,13 @@ class TableVictims:
             fits = self.fits[r].tolist()
             no_victims = (self.vc.cnt[r] == 0).tolist()
             fit_statuses = iter(self.rf.statuses(codes[~self.fits[r] & (self.vc.cnt[r] != 0)].tolist()))
+            no_victims_status = Status(Code.UnschedulableAndUnresolvable, [NO_VICTIMS])   # shared: only read
             for name, f, nv in zip(names, fits, no_victims):
                 if f:
                     st = Status(Code.Error, [f'expected at least one victim pod on node "{name}"'])
                     errs.append(st)
                 elif nv:
-                    st = Status(Code.UnschedulableAndUnresolvable, [NO_VICTIMS])
+                    st = no_victims_status
                 else:
                     st = next(fit_statuses)
                 statuses[name] = st

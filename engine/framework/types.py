@@ -6,6 +6,7 @@ role of ``[]*PodInfo``.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -183,7 +184,10 @@ class FitError(Exception):
         self.pod = pod
         self.num_all_nodes = num_all_nodes
         self.diagnosis = diagnosis
-        super().__init__(self.message())
+        super().__init__()
+
+    def __str__(self) -> str:
+        return self.message()      # built when asked for, as upstream's Error()
 
     def __reduce__(self):
         # rebuilt from its fields when an engine holding it is checkpointed (engine/checkpoint.py)
@@ -202,10 +206,14 @@ class FitError(Exception):
         if d.pre_filter_msg:
             msg += f" {d.pre_filter_msg}."
         else:
+            # nodes often share a Status object (the table paths make one per kind): each
+            # distinct one's reasons counted once, times its nodes
+            statuses = d.node_to_status_map.values()
+            by_id = dict(zip(map(id, statuses), statuses))
             hist: dict = {}
-            for status in d.node_to_status_map.values():
-                for r in status.reasons:
-                    hist[r] = hist.get(r, 0) + 1
+            for i, n in Counter(map(id, statuses)).items():
+                for r in by_id[i].reasons:
+                    hist[r] = hist.get(r, 0) + n
             if hist:
                 msg += " " + ", ".join(sorted(f"{c} {r}" for r, c in hist.items())) + "."
         if d.post_filter_msg:
