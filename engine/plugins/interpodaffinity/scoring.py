@@ -10,6 +10,8 @@ its labels hold; NormalizeScore maps ``[min, max]`` linearly onto ``[0, 100]``.
 """
 from __future__ import annotations
 
+from operator import itemgetter
+
 from ...framework.interface import MAX_NODE_SCORE, Code, ScorePlugin, Status
 import numpy as np
 
@@ -26,7 +28,7 @@ class PreScoreState:
     ``(MergedAffinityTerm, weight)``; ``namespace_labels`` a snapshot of its namespace labels.
     ``snapshot`` is the cycle's snapshot, used by Score to find the node."""
     __slots__ = ("topology_score", "pod", "preferred_affinity_terms",
-                 "preferred_anti_affinity_terms", "namespace_labels", "snapshot")
+                 "preferred_anti_affinity_terms", "namespace_labels", "snapshot", "score_columns")
 
     def __init__(self):
         self.topology_score: dict = {}
@@ -35,6 +37,9 @@ class PreScoreState:
         self.preferred_anti_affinity_terms: tuple = ()
         self.namespace_labels: dict = {}
         self.snapshot = None
+        # not upstream's: (node table, {key: weight sum by the key's label code}) when
+        # PreScore ran on the table (score_map_on_table), what score_nodes reads
+        self.score_columns = None
 
     def clone(self):
         """preScoreState.Clone: not copied (it never changes after PreScore)."""
@@ -189,6 +194,7 @@ def score_map_on_table(self, s: PreScoreState, incoming, topo_score: dict, table
             if w:
                 c = weight_cols.get(key)
                 weight_cols[key] = col * w if c is None else c + col * w
+    columns = {}
     for key, created in created_cols.items():
         codes, values, _index = table.labels(key)
         has = codes >= 0
@@ -197,11 +203,15 @@ def score_map_on_table(self, s: PreScoreState, incoming, topo_score: dict, table
         nv = len(values)
         made = np.bincount(codes[has], weights=created[has], minlength=nv)
         wcol = weight_cols.get(key)
-        sums = (np.bincount(codes[has], weights=wcol[has], minlength=nv) if wcol is not None
-                else np.zeros(nv))
-        entries = np.flatnonzero(made)
-        if len(entries):
-            topo_score[key] = {values[v]: int(sums[v]) for v in entries.tolist()}
+        # the sums are of integers (exact in float64); 0 where no term matched
+        sums = (np.bincount(codes[has], weights=wcol[has], minlength=nv).astype(np.int64) if wcol is not None
+                else np.zeros(nv, dtype=np.int64))
+        entries = np.flatnonzero(made).tolist()
+        if entries:
+            names = itemgetter(*entries)(values) if len(entries) > 1 else (values[entries[0]],)
+            topo_score[key] = dict(zip(names, sums[entries].tolist()))
+            columns[key] = sums
+    s.score_columns = (table, columns)
 
 
 def get_pre_score_state(cycle_state):
@@ -258,13 +268,17 @@ def score_nodes(self, cycle_state, pod, nodes):
         except KeyError:
             return score_nodes_per_node(self, cycle_state, pod, nodes)
     total = np.zeros(len(rows), dtype=np.int64)
+    columns = s.score_columns[1] if s.score_columns is not None and s.score_columns[0] is table else None
     for tp_key, tp_values in s.topology_score.items():
         codes, values, index = table.labels(tp_key)
-        lookup = np.zeros(len(values) + 1, dtype=np.int64)   # code -1 reads the trailing 0
-        for v, w in tp_values.items():
-            code = index.get(v)
-            if code is not None:
-                lookup[code] = w
+        if columns is not None:
+            lookup = np.append(columns[tp_key], 0)                # code -1 reads the trailing 0
+        else:
+            lookup = np.zeros(len(values) + 1, dtype=np.int64)
+            for v, w in tp_values.items():
+                code = index.get(v)
+                if code is not None:
+                    lookup[code] = w
         total += lookup[codes[rows]]
     return total.tolist(), None
 
