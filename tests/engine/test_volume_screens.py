@@ -18,7 +18,6 @@ import pytest
 
 from engine import Engine, Scenario, Trace, resourcefit
 from engine.framework.cycle_state import CycleState
-from engine.framework.interface import Code
 
 from tests.engine.test_node_table import run
 from tests.engine.volume_env import claim_vol, csi_node, pv, pvc, storage_class
