@@ -25,7 +25,8 @@ from engine.plugins import podtopologyspread
 from engine.plugins.podtopologyspread import (ERR_REASON_CONSTRAINTS_NOT_MATCH,
                                               ERR_REASON_NODE_LABEL_NOT_MATCH, CriticalPaths,
                                               PodTopologySpread)
-from engine.plugins.podtopologyspread.filtering import MAX_INT32, get_pre_filter_state
+from engine.plugins.podtopologyspread.filtering import (MAX_INT32, critical_paths_of_one_key,
+                                                      get_pre_filter_state)
 from engine.plugins.podtopologyspread.scoring import (get_pre_score_state, go_round,
                                                       topology_normalizing_weight)
 from tests.engine.builders import PodBuilder, make_node, snapshot_handle
@@ -1274,3 +1275,20 @@ def test_empty_selector_counts_no_pod_but_matches_the_incoming_pod():
     assert s.tp_pair_to_match_num == {("zone", "zone1"): 0, ("zone", "zone2"): 0}
     assert s.constraints[0].selector_matches(p.labels)
     assert all(pl.filter(cs, p, h.snapshot().get(n.name)) is None for n in nodes)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_critical_paths_of_one_key_are_the_updates_in_order(seed):
+    """critical_paths_of_one_key (two argmins) gives what criticalPaths.update gives pair by
+    pair, in the map's order: random counts with many ties, an empty topology value among them."""
+    import random
+    rng = random.Random(seed)
+    for _ in range(50):
+        values = rng.sample([f"v{i}" for i in range(40)] + [""], rng.randrange(3, 30))
+        pairs = {("k", v): rng.randrange(0, 4) for v in values}
+        want = CriticalPaths()
+        for (_k, v), num in pairs.items():
+            want.update(v, num)
+        got = CriticalPaths()
+        critical_paths_of_one_key(got, pairs)
+        assert got.p == want.p, pairs
